@@ -15,14 +15,16 @@ const bytes = readFileSync(wasmPath);
 const mod = new WebAssembly.Module(bytes);
 const imports = WebAssembly.Module.imports(mod);
 if (imports.length > 0) {
-  console.error(`build-wasm: the core must not import anything, found ${imports.map((i) => `${i.module}.${i.name}`).join(", ")}`);
-  process.exit(1);
+	console.error(
+		`build-wasm: the core must not import anything, found ${imports.map((i) => `${i.module}.${i.name}`).join(", ")}`,
+	);
+	process.exit(1);
 }
 const wat = readFileSync(new URL("../wasm/pi-fold-core.wat", import.meta.url), "utf8");
 const allocator = wat.match(/call \$~lib\/rt\/stub\/__(alloc|new|realloc)/);
 if (allocator) {
-  console.error(`build-wasm: managed allocation reached the core (${allocator[0]}); use scratch or memory.data`);
-  process.exit(1);
+	console.error(`build-wasm: managed allocation reached the core (${allocator[0]}); use scratch or memory.data`);
+	process.exit(1);
 }
 const exports = WebAssembly.Module.exports(mod).map((e) => e.name);
 console.log(`built wasm/pi-fold-core.wasm: ${statSync(wasmPath).size} bytes, ${exports.length} exports, 0 imports`);
