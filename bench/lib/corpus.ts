@@ -1,0 +1,53 @@
+// Deterministic benchmark inputs from real text shipped in node_modules (pinned by the
+// lockfile): code, Markdown docs and JSON, cut into spans with a seeded generator.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+const ROOT = new URL("../../node_modules/", import.meta.url).pathname;
+
+function walk(dir: string, exts: string[], out: string[], limit: number): void {
+	for (const name of readdirSync(dir).sort()) {
+		if (out.length >= limit) return;
+		const p = join(dir, name);
+		const st = statSync(p);
+		if (st.isDirectory()) walk(p, exts, out, limit);
+		else if (exts.some((e) => name.endsWith(e)) && st.size > 4096) out.push(p);
+	}
+}
+
+/** xorshift32: the same sequence on every run. */
+export function rng(seed = 0x9e3779b9): () => number {
+	let x = seed >>> 0 || 1;
+	return () => {
+		x ^= x << 13;
+		x >>>= 0;
+		x ^= x >>> 17;
+		x ^= x << 5;
+		x >>>= 0;
+		return x / 0x1_0000_0000;
+	};
+}
+
+let text: string | undefined;
+
+/** About 3 MB of mixed real text: Pi's JS, its docs and package manifests. */
+export function realText(): string {
+	if (text) return text;
+	const files: string[] = [];
+	walk(join(ROOT, "@earendil-works/pi-coding-agent/dist/core"), [".js"], files, 60);
+	walk(join(ROOT, "@earendil-works/pi-coding-agent/docs"), [".md"], files, 90);
+	walk(join(ROOT, "typescript/lib"), [".json"], files, 100);
+	text = files.map((f) => readFileSync(f, "utf8")).join("\n");
+	return text;
+}
+
+/** `count` strings of `min`..`max` UTF-16 units cut from the real text at seeded positions. */
+export function mixedStrings(count: number, min: number, max: number, seed = 1): string[] {
+	const src = realText();
+	const r = rng(seed);
+	return Array.from({ length: count }, () => {
+		const len = min + Math.floor(r() * (max - min + 1));
+		const at = Math.floor(r() * (src.length - len));
+		return src.slice(at, at + len);
+	});
+}

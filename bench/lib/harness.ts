@@ -1,0 +1,107 @@
+// Side-by-side micro-benchmark groups on tinybench: every contender of a group runs in the
+// same process, on the same inputs, and ratios are taken from medians measured in that run.
+
+import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { Bench } from "tinybench";
+
+export interface Contender {
+	name: string;
+	fn: () => unknown;
+}
+
+export interface GroupResult {
+	group: string;
+	/** bytes processed per call, for MB/s; 0 when not a throughput group */
+	bytesPerCall: number;
+	rows: { name: string; medianMs: number; meanMs: number; rmePercent: number; samples: number; mbPerS?: number }[];
+}
+
+export async function runGroup(
+	group: string,
+	bytesPerCall: number,
+	contenders: Contender[],
+	timeMs = 1500,
+): Promise<GroupResult> {
+	const bench = new Bench({ name: group, time: timeMs, warmupTime: 300 });
+	for (const c of contenders) bench.add(c.name, c.fn);
+	await bench.run();
+	const rows = bench.tasks.map((t) => {
+		const r = t.result;
+		if (r.state !== "completed")
+			throw new Error(`${group} / ${t.name}: ${r.state}${"error" in r ? `: ${String(r.error)}` : ""}`);
+		const medianMs = r.latency.p50 ?? r.latency.mean;
+		return {
+			name: t.name,
+			medianMs,
+			meanMs: r.latency.mean,
+			rmePercent: r.latency.rme,
+			samples: r.latency.samplesCount,
+			...(bytesPerCall ? { mbPerS: bytesPerCall / 1e6 / (medianMs / 1e3) } : {}),
+		};
+	});
+	return { group, bytesPerCall, rows };
+}
+
+/** How many times faster `a` is than `b` in a group (median latency of b / median latency of a). */
+export function ratio(g: GroupResult, a: string, b: string): number {
+	const find = (n: string) => {
+		const row = g.rows.find((r) => r.name === n);
+		if (!row) throw new Error(`no contender ${n} in ${g.group}`);
+		return row.medianMs;
+	};
+	return find(b) / find(a);
+}
+
+export function printGroup(g: GroupResult): void {
+	console.log(`\n## ${g.group}`);
+	const fastest = Math.min(...g.rows.map((r) => r.medianMs));
+	console.log(`| contender | median ms | ±rme % | samples |${g.bytesPerCall ? " MB/s |" : ""} vs fastest |`);
+	console.log(`|---|---:|---:|---:|${g.bytesPerCall ? "---:|" : ""}---:|`);
+	for (const r of g.rows) {
+		const mb = g.bytesPerCall ? ` ${r.mbPerS?.toFixed(0)} |` : "";
+		console.log(
+			`| ${r.name} | ${r.medianMs.toFixed(3)} | ${r.rmePercent.toFixed(1)} | ${r.samples} |${mb} ${(r.medianMs / fastest).toFixed(2)}x slower |`,
+		);
+	}
+}
+
+export interface Target {
+	what: string;
+	measured: number;
+	target: number;
+	met: boolean;
+}
+
+export function target(what: string, measured: number, min: number): Target {
+	return { what, measured: Number(measured.toFixed(3)), target: min, met: measured >= min };
+}
+
+export function printTargets(targets: Target[]): void {
+	console.log("\n## Targets (ratios from this run)");
+	console.log("| target | measured | needed | |");
+	console.log("|---|---:|---:|---|");
+	for (const t of targets)
+		console.log(`| ${t.what} | ${t.measured.toFixed(2)}x | >= ${t.target}x | ${t.met ? "met" : "MISSED"} |`);
+}
+
+/** Dated machine notes, as @chainsafe/as-sha256 keeps with its benchmarks. */
+export function machineNotes() {
+	const flags = (() => {
+		try {
+			const info = readFileSync("/proc/cpuinfo", "utf8");
+			return ["sha_ni", "avx2", "avx512f"].filter((f) => new RegExp(`\\b${f}\\b`).test(info));
+		} catch {
+			return [];
+		}
+	})();
+	return {
+		date: new Date().toISOString(),
+		cpu: cpus()[0]?.model ?? "unknown",
+		cores: cpus().length,
+		cpuFlags: flags,
+		node: process.version,
+		v8: process.versions.v8,
+		platform: `${process.platform}-${process.arch}`,
+	};
+}
