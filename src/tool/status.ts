@@ -1,0 +1,81 @@
+// action "status": which pi-fold, which Wasm core (with proof it answers), which Pi.
+import { toHex } from "../../bindings/index.ts";
+import type { ToolEnv } from "./env.ts";
+import { answer, type FoldToolResult } from "./result.ts";
+import type { FoldToolArgs } from "./schema.ts";
+
+/** A fixed text the core hashes on every status call, so a reader can check the digest anywhere. */
+export const STATUS_PROBE = "pi-fold status probe: the WebAssembly core answered";
+
+export interface CoreReport {
+	version: string;
+	selfCheck: { ok: boolean; failed: string[] };
+	/** The .wasm file the core was instantiated from. */
+	source: string;
+	probe: { text: string; sha256: string; tokens: number | null };
+}
+
+export interface StatusDetails {
+	ok: boolean;
+	action: "status";
+	packageVersion: string;
+	piVersion: string | null;
+	core: CoreReport | { error: string; source: string };
+}
+
+/**
+ * The token estimator is optional until the core grows it (its exact signature is not fixed yet):
+ * report null rather than let it spoil the rest of the status.
+ */
+function probeTokens(core: object): number | null {
+	const estimate: unknown = (core as { estimateTokens?: unknown }).estimateTokens;
+	if (typeof estimate !== "function") return null;
+	try {
+		const n: unknown = estimate.call(core, STATUS_PROBE);
+		return typeof n === "number" ? n : null;
+	} catch {
+		return null;
+	}
+}
+
+export function statusAction(_args: FoldToolArgs, env: ToolEnv): FoldToolResult {
+	const packageVersion = env.packageVersion();
+	const piVersion = env.piVersion() ?? null;
+	const head = [
+		`pi-fold ${packageVersion} status`,
+		`host: Pi ${piVersion ?? "version unknown (this Pi exports no VERSION)"}`,
+	];
+	const state = env.core();
+	if (!state.ok) {
+		const text = [...head, `core: FAILED TO LOAD the pi-fold WebAssembly core from ${state.source}: ${state.reason}`];
+		const details: StatusDetails = {
+			ok: false,
+			action: "status",
+			packageVersion,
+			piVersion,
+			core: { error: state.reason, source: state.source },
+		};
+		return answer(text.join("\n"), details, true);
+	}
+	const { core } = state;
+	const selfCheck = core.selfCheck();
+	// core.sha256 is the Wasm one-shot digest (the Node entry reroutes only hashSpans to node:crypto).
+	const probe = { text: STATUS_PROBE, sha256: toHex(core.sha256(STATUS_PROBE)), tokens: probeTokens(core) };
+	const text = [
+		...head,
+		`core: pi-fold-core ${core.version} (WebAssembly) from ${state.source}`,
+		`self-check: ${selfCheck.ok ? "ok" : `FAILED (${selfCheck.failed.join(", ")})`}`,
+		`probe: ${JSON.stringify(probe.text)}`,
+		`probe sha256 (by the core): ${probe.sha256}`,
+		`probe tokens (by the core): ${probe.tokens ?? "n/a (this core has no token estimator)"}`,
+	];
+	const details: StatusDetails = {
+		ok: selfCheck.ok,
+		action: "status",
+		packageVersion,
+		piVersion,
+		core: { version: core.version, selfCheck, source: state.source, probe },
+	};
+	// A core that fails its own known-answer checks must not be trusted: say so as an error.
+	return answer(text.join("\n"), details, !selfCheck.ok);
+}
