@@ -1,22 +1,21 @@
 // The loaded core and its scratch memory. Host-neutral: no Node API here.
 // Every call lays its inputs and outputs out in the core's one scratch region
 // (assembly/scratch.ts), reusing it, so steady-state calls allocate nothing in Wasm.
+import type { LatticeExports } from "./lattice.ts";
+import type { SelectExports } from "./select.ts";
+import type { Sha256Exports } from "./sha256.ts";
+import type { TokenExports } from "./tokens.ts";
 
-/** The raw exports of pi-fold-core.wasm (see assembly/index.ts). */
-export interface CoreExports {
+/** Exports every part of the core shares (assembly/index.ts, assembly/scratch.ts). */
+export interface BaseExports {
 	memory: WebAssembly.Memory;
 	scratch(bytes: number): number;
 	coreVersion(): number;
 	selfCheck(): number;
-	sha256(ptr: number, len: number, out: number): void;
-	foldIdentity(ptr: number, count: number, out: number): void;
-	sha256Batch(data: number, offsets: number, count: number, out: number): void;
-	streamInit(): void;
-	streamUpdate(ptr: number, len: number): void;
-	streamFinal(out: number): void;
-	streamStatePtr(): number;
-	[name: string]: unknown;
 }
+
+/** The raw exports of pi-fold-core.wasm: each binding module declares the slice it calls. */
+export type CoreExports = BaseExports & Sha256Exports & TokenExports & LatticeExports & SelectExports;
 
 /** A span of transcript text: a JS string (encoded as UTF-8) or raw bytes. */
 export type Span = string | Uint8Array;
@@ -33,87 +32,113 @@ export interface PackedSpans {
 	count: number;
 }
 
-const align16 = (n: number) => (n + 15) & ~15;
+export const align16 = (n: number) => (n + 15) & ~15;
 
 export class CoreInstance {
 	readonly exports: CoreExports;
-	#bytes: Uint8Array;
+	/** Start of the scratch region; fixed for the life of the instance. */
+	readonly base: number;
+	#buffer: ArrayBuffer;
+	#u8: Uint8Array;
+	#u32: Uint32Array;
+	#i32: Int32Array;
 
 	constructor(exports: CoreExports) {
 		this.exports = exports;
-		this.#bytes = new Uint8Array(exports.memory.buffer);
+		this.base = exports.scratch(0) >>> 0;
+		this.#buffer = exports.memory.buffer;
+		this.#u8 = new Uint8Array(this.#buffer);
+		this.#u32 = new Uint32Array(this.#buffer);
+		this.#i32 = new Int32Array(this.#buffer);
 	}
 
-	/** A byte view of Wasm memory; refreshed after memory.grow detached the old buffer. */
-	get bytes(): Uint8Array {
-		if (this.#bytes.buffer !== this.exports.memory.buffer) this.#bytes = new Uint8Array(this.exports.memory.buffer);
-		return this.#bytes;
+	// memory.grow detaches the old buffer: views are renewed only when that happened.
+	#fresh(): void {
+		if (this.#buffer === this.exports.memory.buffer) return;
+		this.#buffer = this.exports.memory.buffer;
+		this.#u8 = new Uint8Array(this.#buffer);
+		this.#u32 = new Uint32Array(this.#buffer);
+		this.#i32 = new Int32Array(this.#buffer);
 	}
 
-	/** A u32 view of Wasm memory (little-endian, like Wasm). */
-	u32(): Uint32Array {
-		return new Uint32Array(this.exports.memory.buffer);
+	/** Byte view of Wasm memory. */
+	get u8(): Uint8Array {
+		this.#fresh();
+		return this.#u8;
+	}
+
+	/** u32 view of Wasm memory (little-endian, like Wasm). */
+	get u32(): Uint32Array {
+		this.#fresh();
+		return this.#u32;
+	}
+
+	/** i32 view of Wasm memory. */
+	get i32(): Int32Array {
+		this.#fresh();
+		return this.#i32;
 	}
 
 	/** Ensure `bytes` of scratch and return its start address. */
 	reserve(bytes: number): number {
+		if (this.base + bytes <= this.#buffer.byteLength && this.#buffer === this.exports.memory.buffer) return this.base;
 		if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > 0xffff_0000) {
 			throw new RangeError(`pi-fold core: cannot reserve ${bytes} bytes of scratch (limit 4 GiB)`);
 		}
-		const base = this.exports.scratch(bytes) >>> 0;
-		if (base === 0) throw new RangeError(`pi-fold core: Wasm memory cannot grow to ${bytes} bytes of scratch`);
-		return base;
+		// Grow geometrically so a batch of many spans grows memory a few times, not per span.
+		const want = Math.min(0xffff_0000, Math.max(bytes, 2 * (this.exports.memory.buffer.byteLength - this.base)));
+		if (this.exports.scratch(want) >>> 0 === 0 && this.exports.scratch(bytes) >>> 0 === 0) {
+			throw new RangeError(`pi-fold core: Wasm memory cannot grow to ${bytes} bytes of scratch`);
+		}
+		this.#fresh();
+		return this.base;
 	}
 
 	/** Copy or UTF-8-encode one span to `at`, growing scratch as needed; returns bytes written. */
-	writeSpan(span: Span, at: number, base: number): number {
+	writeSpan(span: Span, at: number): number {
 		if (typeof span !== "string") {
-			this.reserve(at - base + span.byteLength);
-			this.bytes.set(span, at);
+			this.reserve(at - this.base + span.byteLength);
+			this.#u8.set(span, at);
 			return span.byteLength;
 		}
-		// UTF-8 never needs more than 3 bytes per UTF-16 code unit.
-		this.reserve(at - base + span.length * 3);
-		return encoder.encodeInto(span, this.bytes.subarray(at)).written;
+		// UTF-8 never needs more than 3 bytes per UTF-16 code unit. encodeInto has no offset
+		// parameter, so each string costs one view object; no buffer is allocated.
+		this.reserve(at - this.base + span.length * 3);
+		return encoder.encodeInto(span, this.#u8.subarray(at)).written;
 	}
 
 	/**
 	 * Lay out `spans` for a batch call: [offsets | out | data]. Strings are encoded straight
-	 * into Wasm memory with encodeInto; nothing is allocated per span.
+	 * into Wasm memory with encodeInto.
 	 */
 	packSpans(spans: readonly Span[], outBytes: number): PackedSpans {
 		const count = spans.length;
-		const base = this.reserve(0);
-		const offsets = base;
-		const out = base + align16((count + 1) * 4);
+		const offsets = this.reserve(align16((count + 1) * 4) + align16(count * outBytes));
+		const out = offsets + align16((count + 1) * 4);
 		const data = out + align16(count * outBytes);
+		const slot = offsets >>> 2;
 		let used = 0;
-		let offsetView = this.u32();
 		for (let i = 0; i < count; i++) {
 			const span = spans[i];
 			if (typeof span !== "string" && !(span instanceof Uint8Array)) {
 				throw new TypeError(`pi-fold core: span ${i} is ${describe(span)}, expected a string or Uint8Array`);
 			}
-			const before = this.exports.memory.buffer;
-			const written = this.writeSpan(span, data + used, base);
-			if (this.exports.memory.buffer !== before) offsetView = this.u32();
-			offsetView[(offsets >>> 2) + i] = used;
+			const written = this.writeSpan(span, data + used);
+			this.#u32[slot + i] = used;
 			used += written;
 			if (used > 0xffff_0000) throw new RangeError("pi-fold core: a batch is limited to 4 GiB of span bytes");
 		}
-		this.reserve(data - base + used);
-		this.u32()[(offsets >>> 2) + count] = used;
+		this.u32[slot + count] = used;
 		return { offsets, out, data, count };
 	}
 
-	/** Write one span at the start of scratch, leaving `tailBytes` after it; returns [ptr, len]. */
-	packOne(span: Span, tailBytes: number): [number, number] {
+	/** Write one span at the start of scratch, after `headBytes` for the result; returns [ptr, len]. */
+	packOne(span: Span, headBytes: number): [number, number] {
 		if (typeof span !== "string" && !(span instanceof Uint8Array)) {
 			throw new TypeError(`pi-fold core: expected a string or Uint8Array, got ${describe(span)}`);
 		}
-		const base = this.reserve(tailBytes);
-		const len = this.writeSpan(span, base + tailBytes, base);
-		return [base + tailBytes, len];
+		const at = this.reserve(headBytes) + headBytes;
+		return [at, this.writeSpan(span, at)];
 	}
 }
 

@@ -1,5 +1,5 @@
 // Lattice validation over the core (assembly/lattice.ts): do these folds nest properly?
-import { columnLength, MemoryViews, show, writeColumn } from "./columns.ts";
+import { columnLength, show, writeColumn } from "./columns.ts";
 import { type CoreInstance, describe } from "./instance.ts";
 
 /**
@@ -72,7 +72,8 @@ export interface LatticeApi {
 	validateLattice(input: LatticeInput): LatticeVerdict;
 }
 
-interface LatticeExports {
+/** The core's lattice exports (assembly/lattice.ts). */
+export interface LatticeExports {
 	validateLattice(start: number, end: number, parent: number, depth: number, count: number, leafCount: number): number;
 	latticeViolationIndex(): number;
 	latticeViolationOther(): number;
@@ -121,8 +122,7 @@ function explain(input: LatticeInput, code: LatticeCode, i: number, o: number): 
 }
 
 export function latticeApi(core: CoreInstance): LatticeApi {
-	const x = core.exports as unknown as LatticeExports;
-	const mem = new MemoryViews(core.exports.memory);
+	const x = core.exports;
 	return {
 		validateLattice(input) {
 			if (typeof input !== "object" || input === null) {
@@ -140,7 +140,7 @@ export function latticeApi(core: CoreInstance): LatticeApi {
 				throw new RangeError(`pi-fold core: lattice.leafCount must be an integer in [0, 2^32), got ${show(leafCount)}`);
 			}
 			const base = core.reserve(n * 16);
-			const view = mem.i32;
+			const view = core.i32;
 			for (let k = 0; k < FIELDS.length; k++) {
 				writeColumn(NAMES[k], input[FIELDS[k]], n, "i32", view, (base >>> 2) + k * n);
 			}

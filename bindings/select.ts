@@ -1,7 +1,7 @@
 // Selection at a commit over the core (assembly/select.ts): which pending marks to apply
 // (stalest first, until enough tokens are freed) and which visible roots to consolidate.
-import { columnLength, MemoryViews, show, writeColumn } from "./columns.ts";
-import { type CoreInstance, describe } from "./instance.ts";
+import { columnLength, show, writeColumn } from "./columns.ts";
+import { align16, type CoreInstance, describe } from "./instance.ts";
 
 /** Flag bits of a mark or a root (one u8 each); other bits are reserved and ignored. */
 export const MARK_ELIGIBLE = 1;
@@ -63,7 +63,8 @@ export interface SelectApi {
 	selectConsolidation(roots: VisibleRoots, consolidateAfter: number, maxGap?: number): ConsolidationChoice;
 }
 
-interface SelectExports {
+/** The core's selection exports (assembly/select.ts). */
+export interface SelectExports {
 	selectCommit(
 		position: number,
 		tokens: number,
@@ -108,7 +109,6 @@ function badRoots(i: number, roots: VisibleRoots): RangeError {
 
 /** Scratch the core's sort needs per mark (assembly/select.ts COMMIT_WORK_BYTES_PER_MARK). */
 const WORK_BYTES_PER_MARK = 16;
-const align16 = (n: number) => (n + 15) & ~15;
 
 function checkObject(what: string, v: unknown, fields: string): void {
 	if (typeof v !== "object" || v === null)
@@ -124,8 +124,7 @@ function checkCount(what: string, v: unknown, min: number): number {
 }
 
 export function selectApi(core: CoreInstance): SelectApi {
-	const x = core.exports as unknown as SelectExports;
-	const mem = new MemoryViews(core.exports.memory);
+	const x = core.exports;
 
 	function selectCommit(marks: CommitMarks, needTokens: number): CommitSelection {
 		checkObject("selectCommit", marks, "{ position, tokensFreed, flags }");
@@ -149,11 +148,11 @@ export function selectApi(core: CoreInstance): SelectApi {
 		const work = out + align16(4 * n);
 		const flags = work + align16(WORK_BYTES_PER_MARK * n);
 		core.reserve(flags + n - base);
-		writeColumn("marks.position", marks.position, n, "i32", mem.i32, base >>> 2);
-		writeColumn("marks.tokensFreed", marks.tokensFreed, n, "u32", mem.u32, tokens >>> 2);
-		writeColumn("marks.flags", marks.flags, n, "u8", mem.u8, flags);
+		writeColumn("marks.position", marks.position, n, "i32", core.i32, base >>> 2);
+		writeColumn("marks.tokensFreed", marks.tokensFreed, n, "u32", core.u32, tokens >>> 2);
+		writeColumn("marks.flags", marks.flags, n, "u8", core.u8, flags);
 		const k = x.selectCommit(base, tokens, flags, n, needTokens, out, work) >>> 0;
-		return { chosen: mem.i32.slice(out >>> 2, (out >>> 2) + k), freed: x.selectFreed(), met: x.selectMet() !== 0 };
+		return { chosen: core.i32.slice(out >>> 2, (out >>> 2) + k), freed: x.selectFreed(), met: x.selectMet() !== 0 };
 	}
 
 	function selectConsolidation(roots: VisibleRoots, consolidateAfter: number, maxGap = 0): ConsolidationChoice {
@@ -172,14 +171,14 @@ export function selectApi(core: CoreInstance): SelectApi {
 		const out = end + align16(4 * n);
 		const flags = out + align16(4 * n);
 		core.reserve(flags + n - base);
-		const i32 = mem.i32;
+		const i32 = core.i32;
 		writeColumn("roots.start", roots.start, n, "i32", i32, base >>> 2);
 		writeColumn("roots.end", roots.end, n, "i32", i32, end >>> 2);
-		writeColumn("roots.flags", roots.flags, n, "u8", mem.u8, flags);
+		writeColumn("roots.flags", roots.flags, n, "u8", core.u8, flags);
 		const groupCount = x.selectConsolidation(base, end, flags, n, after, gap, out) >>> 0;
 		if (groupCount === CONSOLIDATION_BAD_ROOTS) throw badRoots(x.consolidationBadRoot(), roots);
 		return {
-			groups: mem.i32.slice(out >>> 2, (out >>> 2) + 2 * groupCount),
+			groups: core.i32.slice(out >>> 2, (out >>> 2) + 2 * groupCount),
 			groupCount,
 			unpinnedBefore: x.consolidationUnpinnedBefore() >>> 0,
 			unpinnedAfter: x.consolidationUnpinnedAfter() >>> 0,

@@ -5,6 +5,17 @@ export const DIGEST_BYTES = 32;
 /** Size of the core's stream context (assembly/sha256.ts). */
 const STREAM_STATE_BYTES = 112;
 
+/** The core's SHA-256 exports (assembly/sha256.ts). */
+export interface Sha256Exports {
+	sha256(ptr: number, len: number, out: number): void;
+	foldIdentity(ptr: number, count: number, out: number): void;
+	sha256Batch(data: number, offsets: number, count: number, out: number): void;
+	streamInit(): void;
+	streamUpdate(ptr: number, len: number): void;
+	streamFinal(out: number): void;
+	streamStatePtr(): number;
+}
+
 export interface Sha256Stream {
 	update(data: Span): Sha256Stream;
 	digest(): Uint8Array;
@@ -41,7 +52,7 @@ export function sha256Api(core: CoreInstance): Sha256Api {
 		checkOut(out, offset, DIGEST_BYTES, "sha256Into");
 		const [ptr, len] = core.packOne(data, DIGEST_BYTES);
 		x.sha256(ptr, len, ptr - DIGEST_BYTES);
-		out.set(core.bytes.subarray(ptr - DIGEST_BYTES, ptr), offset);
+		out.set(core.u8.subarray(ptr - DIGEST_BYTES, ptr), offset);
 	}
 
 	function hashSpansInto(spans: readonly Span[], out: Uint8Array, offset = 0): void {
@@ -50,7 +61,7 @@ export function sha256Api(core: CoreInstance): Sha256Api {
 		checkOut(out, offset, spans.length * DIGEST_BYTES, "hashSpansInto");
 		const p = core.packSpans(spans, DIGEST_BYTES);
 		x.sha256Batch(p.data, p.offsets, p.count, p.out);
-		out.set(core.bytes.subarray(p.out, p.out + p.count * DIGEST_BYTES), offset);
+		out.set(core.u8.subarray(p.out, p.out + p.count * DIGEST_BYTES), offset);
 	}
 
 	function foldIdentityInto(children: Uint8Array | readonly Uint8Array[], out: Uint8Array, offset = 0): void {
@@ -69,7 +80,7 @@ export function sha256Api(core: CoreInstance): Sha256Api {
 			count = children.length;
 			const base = core.reserve(DIGEST_BYTES * (count + 1));
 			ptr = base + DIGEST_BYTES;
-			const mem = core.bytes;
+			const mem = core.u8;
 			children.forEach((d, i) => {
 				if (!(d instanceof Uint8Array) || d.byteLength !== DIGEST_BYTES) {
 					throw new TypeError(`pi-fold core: foldIdentity child ${i} is not a 32-byte digest (${describe(d)})`);
@@ -81,7 +92,7 @@ export function sha256Api(core: CoreInstance): Sha256Api {
 		}
 		if (count === 0) throw new RangeError("pi-fold core: a fold has at least one child");
 		x.foldIdentity(ptr, count, ptr - DIGEST_BYTES);
-		out.set(core.bytes.subarray(ptr - DIGEST_BYTES, ptr), offset);
+		out.set(core.u8.subarray(ptr - DIGEST_BYTES, ptr), offset);
 	}
 
 	// The core holds one stream context; a stream's state is swapped in only when another
@@ -98,14 +109,14 @@ export function sha256Api(core: CoreInstance): Sha256Api {
 
 		save(): void {
 			const at = x.streamStatePtr();
-			this.#saved.set(core.bytes.subarray(at, at + STREAM_STATE_BYTES));
+			this.#saved.set(core.u8.subarray(at, at + STREAM_STATE_BYTES));
 		}
 
 		#activate(): void {
 			if (this.#done) throw new Error("pi-fold core: this SHA-256 stream is finished; create a new one");
 			if (active === this) return;
 			active?.save();
-			core.bytes.set(this.#saved, x.streamStatePtr());
+			core.u8.set(this.#saved, x.streamStatePtr());
 			active = this;
 		}
 
@@ -127,7 +138,7 @@ export function sha256Api(core: CoreInstance): Sha256Api {
 			this.#activate();
 			const ptr = core.reserve(DIGEST_BYTES);
 			x.streamFinal(ptr);
-			out.set(core.bytes.subarray(ptr, ptr + DIGEST_BYTES), offset);
+			out.set(core.u8.subarray(ptr, ptr + DIGEST_BYTES), offset);
 			this.#done = true;
 			active = undefined;
 		}

@@ -11,14 +11,14 @@ export interface TokensApi {
 	estimateTokensInto(spans: readonly Span[], out: Uint32Array, offset?: number): number;
 }
 
-interface TokenExports {
+/** The core's token-estimation exports (assembly/tokens.ts). */
+export interface TokenExports {
 	estimateTokens(ptr: number, len: number): number;
 	estimateTokensBatch(data: number, offsets: number, count: number, out: number): number;
 }
 
 export function tokensApi(core: CoreInstance): TokensApi {
-	const x = core.exports as unknown as TokenExports;
-	let view: Uint32Array = new Uint32Array(0); // u32 view of Wasm memory, renewed only after memory.grow
+	const x = core.exports;
 
 	function estimateTokensInto(spans: readonly Span[], out: Uint32Array, offset = 0): number {
 		if (!Array.isArray(spans)) {
@@ -34,9 +34,8 @@ export function tokensApi(core: CoreInstance): TokensApi {
 		}
 		const p = core.packSpans(spans, 4); // throws TypeError naming a bad span before anything is written
 		const total = x.estimateTokensBatch(p.data, p.offsets, p.count, p.out) >>> 0;
-		if (view.buffer !== core.exports.memory.buffer) view = core.u32();
 		const at = p.out >>> 2;
-		out.set(view.subarray(at, at + p.count), offset);
+		out.set(core.u32.subarray(at, at + p.count), offset);
 		return total;
 	}
 
