@@ -4,7 +4,9 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { loadCore } from "../bindings/index.ts";
 import { CORE_WASM_URL, loadCoreFile } from "../bindings/node.ts";
 import { type GroupResult, machineNotes, printGroup, printTargets, type Target } from "./lib/harness.ts";
+import { benchLatticeSelect } from "./sections/lattice-select.ts";
 import { benchSha256 } from "./sections/sha256.ts";
+import { benchTokens } from "./sections/tokens.ts";
 
 const wasm = loadCore(readFileSync(CORE_WASM_URL));
 const node = loadCoreFile();
@@ -17,8 +19,9 @@ console.log(`${machine.cpu}, ${machine.cores} cores, flags [${machine.cpuFlags.j
 
 const groups: GroupResult[] = [];
 const targets: Target[] = [];
-for (const section of [benchSha256]) {
-	const r = await section(wasm, node);
+const sections = [() => benchSha256(wasm, node), () => benchTokens(wasm), () => benchLatticeSelect(wasm)];
+for (const section of sections) {
+	const r = await section();
 	for (const g of r.groups) printGroup(g);
 	groups.push(...r.groups);
 	targets.push(...r.targets);

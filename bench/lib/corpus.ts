@@ -41,13 +41,17 @@ export function realText(): string {
 	return text;
 }
 
-/** `count` strings of `min`..`max` UTF-16 units cut from the real text at seeded positions. */
+/**
+ * `count` strings of `min`..`max` UTF-16 units cut from the real text at seeded positions.
+ * Each goes through JSON, as transcript text does when Pi reads a session line: a slice would
+ * share the whole corpus's two-byte representation, which no real session string has.
+ */
 export function mixedStrings(count: number, min: number, max: number, seed = 1): string[] {
 	const src = realText();
 	const r = rng(seed);
 	return Array.from({ length: count }, () => {
 		const len = min + Math.floor(r() * (max - min + 1));
 		const at = Math.floor(r() * (src.length - len));
-		return src.slice(at, at + len);
+		return JSON.parse(JSON.stringify(src.slice(at, at + len))) as string;
 	});
 }
