@@ -2,19 +2,8 @@
 // The batch keeps four independent messages in the four 32-bit lanes of each v128
 // and refills a lane as soon as its message ends, so lanes stay busy whatever the
 // span lengths are. 4 lanes, not 8: an 8-lane variant was measured slower here
-// (register spills).
-
-// Round constants.
-const K: usize = memory.data<u32>([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-]);
+// (register spills). The unrolled compression functions are generated: sha256.gen.ts.
+import { compressBlocks, compressLanes } from "./sha256.gen";
 
 // Initial hash value.
 const IV: usize = memory.data<u32>([
@@ -25,88 +14,7 @@ export const DIGEST_BYTES: u32 = 32;
 
 // ---------------------------------------------------------------- scalar
 
-const W: usize = memory.data(64 * 4);
 const TAIL: usize = memory.data(128);
-
-@inline function s0(x: u32): u32 {
-  return rotr<u32>(x, 7) ^ rotr<u32>(x, 18) ^ (x >>> 3);
-}
-@inline function s1(x: u32): u32 {
-  return rotr<u32>(x, 17) ^ rotr<u32>(x, 19) ^ (x >>> 10);
-}
-
-/** Compress `blocks` consecutive 64-byte blocks at `block` into the 8-word state at `state`. */
-function compressBlocks(state: usize, block: usize, blocks: u32): void {
-  let a = load<u32>(state, 0);
-  let b = load<u32>(state, 4);
-  let c = load<u32>(state, 8);
-  let d = load<u32>(state, 12);
-  let e = load<u32>(state, 16);
-  let f = load<u32>(state, 20);
-  let g = load<u32>(state, 24);
-  let h = load<u32>(state, 28);
-  for (let n: u32 = 0; n < blocks; n++) {
-    const p = block + (<usize>n << 6);
-    for (let i: usize = 0; i < 16; i++) store<u32>(W + (i << 2), bswap<u32>(load<u32>(p + (i << 2))));
-    for (let i: usize = 16; i < 64; i++) {
-      const q = W + (i << 2);
-      store<u32>(q, load<u32>(q - 64) + s0(load<u32>(q - 60)) + load<u32>(q - 28) + s1(load<u32>(q - 8)));
-    }
-    const a0 = a, b0 = b, c0 = c, d0 = d, e0 = e, f0 = f, g0 = g, h0 = h;
-    // 8 rounds per iteration with the working variables renamed instead of shifted.
-    for (let i: usize = 0; i < 64; i += 8) {
-      {
-        const t1 = h + (rotr<u32>(e, 6) ^ rotr<u32>(e, 11) ^ rotr<u32>(e, 25)) + ((e & f) ^ (~e & g)) + load<u32>(K + ((i + 0) << 2)) + load<u32>(W + ((i + 0) << 2));
-        d += t1;
-        h = t1 + (rotr<u32>(a, 2) ^ rotr<u32>(a, 13) ^ rotr<u32>(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      }
-      {
-        const t1 = g + (rotr<u32>(d, 6) ^ rotr<u32>(d, 11) ^ rotr<u32>(d, 25)) + ((d & e) ^ (~d & f)) + load<u32>(K + ((i + 1) << 2)) + load<u32>(W + ((i + 1) << 2));
-        c += t1;
-        g = t1 + (rotr<u32>(h, 2) ^ rotr<u32>(h, 13) ^ rotr<u32>(h, 22)) + ((h & a) ^ (h & b) ^ (a & b));
-      }
-      {
-        const t1 = f + (rotr<u32>(c, 6) ^ rotr<u32>(c, 11) ^ rotr<u32>(c, 25)) + ((c & d) ^ (~c & e)) + load<u32>(K + ((i + 2) << 2)) + load<u32>(W + ((i + 2) << 2));
-        b += t1;
-        f = t1 + (rotr<u32>(g, 2) ^ rotr<u32>(g, 13) ^ rotr<u32>(g, 22)) + ((g & h) ^ (g & a) ^ (h & a));
-      }
-      {
-        const t1 = e + (rotr<u32>(b, 6) ^ rotr<u32>(b, 11) ^ rotr<u32>(b, 25)) + ((b & c) ^ (~b & d)) + load<u32>(K + ((i + 3) << 2)) + load<u32>(W + ((i + 3) << 2));
-        a += t1;
-        e = t1 + (rotr<u32>(f, 2) ^ rotr<u32>(f, 13) ^ rotr<u32>(f, 22)) + ((f & g) ^ (f & h) ^ (g & h));
-      }
-      {
-        const t1 = d + (rotr<u32>(a, 6) ^ rotr<u32>(a, 11) ^ rotr<u32>(a, 25)) + ((a & b) ^ (~a & c)) + load<u32>(K + ((i + 4) << 2)) + load<u32>(W + ((i + 4) << 2));
-        h += t1;
-        d = t1 + (rotr<u32>(e, 2) ^ rotr<u32>(e, 13) ^ rotr<u32>(e, 22)) + ((e & f) ^ (e & g) ^ (f & g));
-      }
-      {
-        const t1 = c + (rotr<u32>(h, 6) ^ rotr<u32>(h, 11) ^ rotr<u32>(h, 25)) + ((h & a) ^ (~h & b)) + load<u32>(K + ((i + 5) << 2)) + load<u32>(W + ((i + 5) << 2));
-        g += t1;
-        c = t1 + (rotr<u32>(d, 2) ^ rotr<u32>(d, 13) ^ rotr<u32>(d, 22)) + ((d & e) ^ (d & f) ^ (e & f));
-      }
-      {
-        const t1 = b + (rotr<u32>(g, 6) ^ rotr<u32>(g, 11) ^ rotr<u32>(g, 25)) + ((g & h) ^ (~g & a)) + load<u32>(K + ((i + 6) << 2)) + load<u32>(W + ((i + 6) << 2));
-        f += t1;
-        b = t1 + (rotr<u32>(c, 2) ^ rotr<u32>(c, 13) ^ rotr<u32>(c, 22)) + ((c & d) ^ (c & e) ^ (d & e));
-      }
-      {
-        const t1 = a + (rotr<u32>(f, 6) ^ rotr<u32>(f, 11) ^ rotr<u32>(f, 25)) + ((f & g) ^ (~f & h)) + load<u32>(K + ((i + 7) << 2)) + load<u32>(W + ((i + 7) << 2));
-        e += t1;
-        a = t1 + (rotr<u32>(b, 2) ^ rotr<u32>(b, 13) ^ rotr<u32>(b, 22)) + ((b & c) ^ (b & d) ^ (c & d));
-      }
-    }
-    a += a0; b += b0; c += c0; d += d0; e += e0; f += f0; g += g0; h += h0;
-  }
-  store<u32>(state, a, 0);
-  store<u32>(state, b, 4);
-  store<u32>(state, c, 8);
-  store<u32>(state, d, 12);
-  store<u32>(state, e, 16);
-  store<u32>(state, f, 20);
-  store<u32>(state, g, 24);
-  store<u32>(state, h, 28);
-}
 
 // V8 runs a Wasm function's first long call in its baseline tier and never swaps tiers
 // mid-call, so long inputs go through compressBlocks in short calls: later calls pick up
@@ -211,7 +119,7 @@ export function streamFinal(out: usize): void {
 // ---------------------------------------------------------------- 4-lane batch
 
 const STATE4: usize = memory.data(8 * 16, 16); // a..h, lane k of word j at STATE4 + 16j + 4k
-const W4: usize = memory.data(64 * 16, 16);
+const W4: usize = memory.data(16 * 16, 16); // the 16 transposed message words
 const LANE_PTR: usize = memory.data(4 * 4, 16); // block pointer per lane for the next compress4
 const ZERO_BLOCK: usize = memory.data(64, 16);
 const TAIL4: usize = memory.data(4 * 128, 16);
@@ -224,10 +132,6 @@ const L_SPAN: usize = memory.data(4 * 4, 16); // span index, or -1 when idle
 
 @inline function lane(table: usize, k: usize): usize {
   return table + (k << 2);
-}
-
-@inline function rotv(x: v128, n: i32): v128 {
-  return v128.or(i32x4.shr_u(x, n), i32x4.shl(x, 32 - n));
 }
 
 // byte order swap inside each 32-bit lane
@@ -256,81 +160,7 @@ function compress4(): void {
     v128.store(q, i32x4.shuffle(t1, t3, 0, 1, 4, 5), 32);
     v128.store(q, i32x4.shuffle(t1, t3, 2, 3, 6, 7), 48);
   }
-  for (let i: usize = 16; i < 64; i++) {
-    const q = W4 + (i << 4);
-    const w15 = v128.load(q - 240);
-    const w2 = v128.load(q - 32);
-    const sg0 = v128.xor(v128.xor(rotv(w15, 7), rotv(w15, 18)), i32x4.shr_u(w15, 3));
-    const sg1 = v128.xor(v128.xor(rotv(w2, 17), rotv(w2, 19)), i32x4.shr_u(w2, 10));
-    v128.store(q, i32x4.add(i32x4.add(v128.load(q - 256), sg0), i32x4.add(v128.load(q - 112), sg1)));
-  }
-  let a = v128.load(STATE4, 0);
-  let b = v128.load(STATE4, 16);
-  let c = v128.load(STATE4, 32);
-  let d = v128.load(STATE4, 48);
-  let e = v128.load(STATE4, 64);
-  let f = v128.load(STATE4, 80);
-  let g = v128.load(STATE4, 96);
-  let h = v128.load(STATE4, 112);
-  // 8 rounds per iteration with the working variables renamed instead of shifted.
-  for (let i: usize = 0; i < 64; i += 8) {
-    {
-      const kw = i32x4.add(i32x4.splat(load<u32>(K + ((i + 0) << 2))), v128.load(W4 + ((i + 0) << 4)));
-      const t1 = i32x4.add(i32x4.add(h, v128.xor(v128.xor(rotv(e, 6), rotv(e, 11)), rotv(e, 25))), i32x4.add(v128.bitselect(f, g, e), kw));
-      d = i32x4.add(d, t1);
-      h = i32x4.add(t1, i32x4.add(v128.xor(v128.xor(rotv(a, 2), rotv(a, 13)), rotv(a, 22)), v128.bitselect(c, b, v128.xor(a, b))));
-    }
-    {
-      const kw = i32x4.add(i32x4.splat(load<u32>(K + ((i + 1) << 2))), v128.load(W4 + ((i + 1) << 4)));
-      const t1 = i32x4.add(i32x4.add(g, v128.xor(v128.xor(rotv(d, 6), rotv(d, 11)), rotv(d, 25))), i32x4.add(v128.bitselect(e, f, d), kw));
-      c = i32x4.add(c, t1);
-      g = i32x4.add(t1, i32x4.add(v128.xor(v128.xor(rotv(h, 2), rotv(h, 13)), rotv(h, 22)), v128.bitselect(b, a, v128.xor(h, a))));
-    }
-    {
-      const kw = i32x4.add(i32x4.splat(load<u32>(K + ((i + 2) << 2))), v128.load(W4 + ((i + 2) << 4)));
-      const t1 = i32x4.add(i32x4.add(f, v128.xor(v128.xor(rotv(c, 6), rotv(c, 11)), rotv(c, 25))), i32x4.add(v128.bitselect(d, e, c), kw));
-      b = i32x4.add(b, t1);
-      f = i32x4.add(t1, i32x4.add(v128.xor(v128.xor(rotv(g, 2), rotv(g, 13)), rotv(g, 22)), v128.bitselect(a, h, v128.xor(g, h))));
-    }
-    {
-      const kw = i32x4.add(i32x4.splat(load<u32>(K + ((i + 3) << 2))), v128.load(W4 + ((i + 3) << 4)));
-      const t1 = i32x4.add(i32x4.add(e, v128.xor(v128.xor(rotv(b, 6), rotv(b, 11)), rotv(b, 25))), i32x4.add(v128.bitselect(c, d, b), kw));
-      a = i32x4.add(a, t1);
-      e = i32x4.add(t1, i32x4.add(v128.xor(v128.xor(rotv(f, 2), rotv(f, 13)), rotv(f, 22)), v128.bitselect(h, g, v128.xor(f, g))));
-    }
-    {
-      const kw = i32x4.add(i32x4.splat(load<u32>(K + ((i + 4) << 2))), v128.load(W4 + ((i + 4) << 4)));
-      const t1 = i32x4.add(i32x4.add(d, v128.xor(v128.xor(rotv(a, 6), rotv(a, 11)), rotv(a, 25))), i32x4.add(v128.bitselect(b, c, a), kw));
-      h = i32x4.add(h, t1);
-      d = i32x4.add(t1, i32x4.add(v128.xor(v128.xor(rotv(e, 2), rotv(e, 13)), rotv(e, 22)), v128.bitselect(g, f, v128.xor(e, f))));
-    }
-    {
-      const kw = i32x4.add(i32x4.splat(load<u32>(K + ((i + 5) << 2))), v128.load(W4 + ((i + 5) << 4)));
-      const t1 = i32x4.add(i32x4.add(c, v128.xor(v128.xor(rotv(h, 6), rotv(h, 11)), rotv(h, 25))), i32x4.add(v128.bitselect(a, b, h), kw));
-      g = i32x4.add(g, t1);
-      c = i32x4.add(t1, i32x4.add(v128.xor(v128.xor(rotv(d, 2), rotv(d, 13)), rotv(d, 22)), v128.bitselect(f, e, v128.xor(d, e))));
-    }
-    {
-      const kw = i32x4.add(i32x4.splat(load<u32>(K + ((i + 6) << 2))), v128.load(W4 + ((i + 6) << 4)));
-      const t1 = i32x4.add(i32x4.add(b, v128.xor(v128.xor(rotv(g, 6), rotv(g, 11)), rotv(g, 25))), i32x4.add(v128.bitselect(h, a, g), kw));
-      f = i32x4.add(f, t1);
-      b = i32x4.add(t1, i32x4.add(v128.xor(v128.xor(rotv(c, 2), rotv(c, 13)), rotv(c, 22)), v128.bitselect(e, d, v128.xor(c, d))));
-    }
-    {
-      const kw = i32x4.add(i32x4.splat(load<u32>(K + ((i + 7) << 2))), v128.load(W4 + ((i + 7) << 4)));
-      const t1 = i32x4.add(i32x4.add(a, v128.xor(v128.xor(rotv(f, 6), rotv(f, 11)), rotv(f, 25))), i32x4.add(v128.bitselect(g, h, f), kw));
-      e = i32x4.add(e, t1);
-      a = i32x4.add(t1, i32x4.add(v128.xor(v128.xor(rotv(b, 2), rotv(b, 13)), rotv(b, 22)), v128.bitselect(d, c, v128.xor(b, c))));
-    }
-  }
-  v128.store(STATE4, i32x4.add(a, v128.load(STATE4, 0)), 0);
-  v128.store(STATE4, i32x4.add(b, v128.load(STATE4, 16)), 16);
-  v128.store(STATE4, i32x4.add(c, v128.load(STATE4, 32)), 32);
-  v128.store(STATE4, i32x4.add(d, v128.load(STATE4, 48)), 48);
-  v128.store(STATE4, i32x4.add(e, v128.load(STATE4, 64)), 64);
-  v128.store(STATE4, i32x4.add(f, v128.load(STATE4, 80)), 80);
-  v128.store(STATE4, i32x4.add(g, v128.load(STATE4, 96)), 96);
-  v128.store(STATE4, i32x4.add(h, v128.load(STATE4, 112)), 112);
+  compressLanes(STATE4, W4);
 }
 
 /** Load span `idx` into lane `k`: IV into its state lanes, padded tail into its tail buffer. */

@@ -7,6 +7,7 @@ import { sha256 as hashWasmSha256 } from "hash-wasm";
 import { describe, expect, it } from "vitest";
 import { loadCore, type Span, toHex } from "../bindings/index.ts";
 import { CORE_WASM_URL, loadCoreFile } from "../bindings/node.ts";
+import { GENERATED_PATH, generate } from "../scripts/gen-sha256-rounds.ts";
 
 // The pure Wasm path (what browsers and workers run) and the Node entry (routes large spans to node:crypto).
 const wasm = loadCore(readFileSync(CORE_WASM_URL));
@@ -43,6 +44,10 @@ describe("known answers", () => {
 		}
 		expect(digests(wasm.hashSpans(KNOWN.map(([m]) => m)))).toEqual(KNOWN.map(([, d]) => d));
 		expect(digests(node.hashSpans(KNOWN.map(([m]) => m)))).toEqual(KNOWN.map(([, d]) => d));
+	});
+
+	it("the unrolled rounds in assembly/sha256.gen.ts are what the generator writes now", () => {
+		expect(readFileSync(GENERATED_PATH, "utf8")).toBe(generate());
 	});
 
 	it("the module's own self-check passes and reports its version", () => {

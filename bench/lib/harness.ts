@@ -14,29 +14,49 @@ export interface GroupResult {
 	group: string;
 	/** bytes processed per call, for MB/s; 0 when not a throughput group */
 	bytesPerCall: number;
-	rows: { name: string; medianMs: number; meanMs: number; rmePercent: number; samples: number; mbPerS?: number }[];
+	rows: { name: string; medianMs: number; meanMs: number; spreadPercent: number; samples: number; mbPerS?: number }[];
 }
 
+/**
+ * Run a group in `rounds` short tinybench passes, contenders shuffled in each pass, and keep
+ * each contender's median over the passes. On a shared machine the load drifts over seconds;
+ * interleaving makes every contender see the same drift, so ratios stay meaningful.
+ */
 export async function runGroup(
 	group: string,
 	bytesPerCall: number,
 	contenders: Contender[],
 	timeMs = 1500,
+	rounds = 5,
 ): Promise<GroupResult> {
-	const bench = new Bench({ name: group, time: timeMs, warmupTime: 300 });
-	for (const c of contenders) bench.add(c.name, c.fn);
-	await bench.run();
-	const rows = bench.tasks.map((t) => {
-		const r = t.result;
-		if (r.state !== "completed")
-			throw new Error(`${group} / ${t.name}: ${r.state}${"error" in r ? `: ${String(r.error)}` : ""}`);
-		const medianMs = r.latency.p50 ?? r.latency.mean;
+	const perRound = new Map<string, { median: number; mean: number; samples: number }[]>();
+	for (const c of contenders) perRound.set(c.name, []);
+	for (let round = 0; round < rounds; round++) {
+		const order = [...contenders].sort(() => Math.random() - 0.5);
+		const bench = new Bench({ name: group, time: timeMs / rounds, warmupTime: round === 0 ? 300 : 50 });
+		for (const c of order) bench.add(c.name, c.fn);
+		await bench.run();
+		for (const t of bench.tasks) {
+			const r = t.result;
+			if (r.state !== "completed")
+				throw new Error(`${group} / ${t.name}: ${r.state}${"error" in r ? `: ${String(r.error)}` : ""}`);
+			perRound
+				.get(t.name)
+				?.push({ median: r.latency.p50 ?? r.latency.mean, mean: r.latency.mean, samples: r.latency.samplesCount });
+		}
+	}
+	const rows = contenders.map(({ name }) => {
+		const rs = perRound.get(name) ?? [];
+		const medians = rs.map((r) => r.median).sort((a, b) => a - b);
+		const medianMs = medians[Math.floor(medians.length / 2)];
+		// spread of the per-round medians, as a percentage of their median
+		const spread = (100 * (medians[medians.length - 1] - medians[0])) / 2 / medianMs;
 		return {
-			name: t.name,
+			name,
 			medianMs,
-			meanMs: r.latency.mean,
-			rmePercent: r.latency.rme,
-			samples: r.latency.samplesCount,
+			meanMs: rs.reduce((a, r) => a + r.mean, 0) / rs.length,
+			spreadPercent: spread,
+			samples: rs.reduce((a, r) => a + r.samples, 0),
 			...(bytesPerCall ? { mbPerS: bytesPerCall / 1e6 / (medianMs / 1e3) } : {}),
 		};
 	});
@@ -56,12 +76,12 @@ export function ratio(g: GroupResult, a: string, b: string): number {
 export function printGroup(g: GroupResult): void {
 	console.log(`\n## ${g.group}`);
 	const fastest = Math.min(...g.rows.map((r) => r.medianMs));
-	console.log(`| contender | median ms | ±rme % | samples |${g.bytesPerCall ? " MB/s |" : ""} vs fastest |`);
+	console.log(`| contender | median ms | ±spread % | samples |${g.bytesPerCall ? " MB/s |" : ""} vs fastest |`);
 	console.log(`|---|---:|---:|---:|${g.bytesPerCall ? "---:|" : ""}---:|`);
 	for (const r of g.rows) {
 		const mb = g.bytesPerCall ? ` ${r.mbPerS?.toFixed(0)} |` : "";
 		console.log(
-			`| ${r.name} | ${r.medianMs.toFixed(3)} | ${r.rmePercent.toFixed(1)} | ${r.samples} |${mb} ${(r.medianMs / fastest).toFixed(2)}x slower |`,
+			`| ${r.name} | ${r.medianMs.toFixed(3)} | ${r.spreadPercent.toFixed(1)} | ${r.samples} |${mb} ${(r.medianMs / fastest).toFixed(2)}x slower |`,
 		);
 	}
 }
