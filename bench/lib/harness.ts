@@ -33,7 +33,13 @@ export async function runGroup(
 	for (const c of contenders) perRound.set(c.name, []);
 	for (let round = 0; round < rounds; round++) {
 		const order = [...contenders].sort(() => Math.random() - 0.5);
-		const bench = new Bench({ name: group, time: timeMs / rounds, warmupTime: round === 0 ? 300 : 50 });
+		const bench = new Bench({
+			name: group,
+			time: timeMs / rounds,
+			iterations: 8,
+			warmupTime: round === 0 ? 300 : 50,
+			warmupIterations: 2,
+		});
 		for (const c of order) bench.add(c.name, c.fn);
 		await bench.run();
 		for (const t of bench.tasks) {
