@@ -1,0 +1,59 @@
+// Validation of every id and hash that comes from outside (tool arguments, session entries, record
+// contents) before it can reach a path or a message. Each check returns the value, typed, or
+// throws a BAD_ID StoreError naming the field and the (truncated) value.
+import type { FoldId, HexHash } from "../fold-types.ts";
+import { StoreError, showValue } from "./errors.ts";
+
+const HASH = /^[0-9a-f]{64}$/;
+const FOLD_ID = /^f[0-9a-f]{10}$/;
+// Pi's own rule for session ids (`assertValidSessionId`: alphanumerics, ".", "_", "-", starting and
+// ending with an alphanumeric) widened to allow "_" and "-" at the ends, capped at 128 characters.
+// A leading or trailing "." is refused, so "." and ".." (and hidden names) can never appear.
+const SESSION_ID = /^(?![.])[A-Za-z0-9._-]{1,128}(?<![.])$/;
+// Pi entry ids are 8 hex digits (or a full uuid on collision); they never become paths, but they
+// appear in messages, so they get the same conservative alphabet.
+const ENTRY_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Fold ids are "f" + the first 10 hex digits of the identity. */
+export const FOLD_ID_HEX_DIGITS = 10;
+
+function refuse(field: string, value: unknown, rule: string): never {
+	throw new StoreError("BAD_ID", `${field} must be ${rule}, got ${showValue(value)}`);
+}
+
+export function isHexHash(value: unknown): value is HexHash {
+	return typeof value === "string" && HASH.test(value);
+}
+
+export function isFoldId(value: unknown): value is FoldId {
+	return typeof value === "string" && FOLD_ID.test(value);
+}
+
+export function checkHash(value: unknown, field = "hash"): HexHash {
+	if (!isHexHash(value)) refuse(field, value, "a SHA-256 as exactly 64 lower-case hex digits");
+	return value;
+}
+
+export function checkFoldId(value: unknown, field = "fold id"): FoldId {
+	if (!isFoldId(value)) refuse(field, value, '"f" followed by 10 lower-case hex digits');
+	return value;
+}
+
+export function checkSessionId(value: unknown, field = "session id"): string {
+	if (typeof value !== "string" || !SESSION_ID.test(value)) {
+		refuse(field, value, '1 to 128 characters of A-Z a-z 0-9 "." "_" "-", not starting or ending with "."');
+	}
+	return value;
+}
+
+export function checkEntryId(value: unknown, field = "entry id"): string {
+	if (typeof value !== "string" || !ENTRY_ID.test(value)) {
+		refuse(field, value, '1 to 128 characters of A-Z a-z 0-9 "." "_" "-"');
+	}
+	return value;
+}
+
+/** The fold id of an identity: "f" + its first 10 hex digits. */
+export function foldIdOf(identity: HexHash): FoldId {
+	return `f${checkHash(identity, "identity").slice(0, FOLD_ID_HEX_DIGITS)}`;
+}

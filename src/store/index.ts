@@ -1,0 +1,30 @@
+// The fold store's public surface (SPEC "The fold store").
+export { FINAL_MODE, finalNameOfTemp, isTempName } from "./atomic.ts";
+export { isStoreError, StoreError, type StoreErrorCode, type StoreErrorFields } from "./errors.ts";
+export {
+	type ExpectedFold,
+	FoldStore,
+	type SessionLocation,
+	STORE_DIR_NAME,
+	type VerifiedFold,
+	type VerifiedLeaf,
+} from "./fold-store.ts";
+export {
+	checkEntryId,
+	checkFoldId,
+	checkHash,
+	checkSessionId,
+	FOLD_ID_HEX_DIGITS,
+	foldIdOf,
+	isFoldId,
+	isHexHash,
+} from "./ids.ts";
+export { type ContentKind, type ContentStats, ContentStore, type ReadContext, type ReadRequest } from "./objects.ts";
+export {
+	decodeRecord,
+	encodeRecord,
+	MAX_BRIEF_CHARS,
+	RECORD_FORMAT,
+	RECORD_VERSION,
+	validateRecord,
+} from "./records.ts";
