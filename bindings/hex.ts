@@ -7,11 +7,26 @@ export function toHex(bytes: Uint8Array, start = 0, end = bytes.byteLength): str
 	return s;
 }
 
-export function fromHex(hex: string): Uint8Array {
-	if (typeof hex !== "string" || hex.length % 2 !== 0 || !/^[0-9a-f]*$/.test(hex)) {
-		throw new TypeError("pi-fold core: expected lower-case hex with an even number of digits");
+// char code -> nibble, 255 for anything that is not a lower-case hex digit
+const NIBBLE = new Uint8Array(128).fill(255);
+for (let i = 0; i < 16; i++) NIBBLE["0123456789abcdef".charCodeAt(i)] = i;
+
+/** Decode lower-case hex into `out` at `offset`; refuses anything else before writing. */
+export function fromHexInto(hex: string, out: Uint8Array, offset = 0): void {
+	if (typeof hex !== "string" || hex.length % 2 !== 0 || offset + hex.length / 2 > out.byteLength) {
+		throw new TypeError("pi-fold core: expected lower-case hex with an even number of digits that fits the output");
 	}
-	const out = new Uint8Array(hex.length / 2);
-	for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+	for (let i = 0; i < hex.length; i++) {
+		const c = hex.charCodeAt(i);
+		if (c > 127 || NIBBLE[c] === 255) throw new TypeError("pi-fold core: expected lower-case hex digits only");
+	}
+	for (let i = 0, j = offset; i < hex.length; i += 2, j++) {
+		out[j] = (NIBBLE[hex.charCodeAt(i)] << 4) | NIBBLE[hex.charCodeAt(i + 1)];
+	}
+}
+
+export function fromHex(hex: string): Uint8Array {
+	const out = new Uint8Array(typeof hex === "string" ? hex.length >>> 1 : 0);
+	fromHexInto(hex, out);
 	return out;
 }

@@ -7,7 +7,7 @@ import { type SelectApi, selectApi } from "./select.ts";
 import { type Sha256Api, sha256Api } from "./sha256.ts";
 import { type TokensApi, tokensApi } from "./tokens.ts";
 
-export { fromHex, toHex } from "./hex.ts";
+export { fromHex, fromHexInto, toHex } from "./hex.ts";
 export type { Span } from "./instance.ts";
 export * from "./lattice.ts";
 export * from "./select.ts";

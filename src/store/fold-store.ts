@@ -5,7 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fromHex, type PiFoldCore, type Span, toHex } from "../../bindings/index.ts";
+import { DIGEST_BYTES, fromHexInto, type PiFoldCore, type Span, toHex } from "../../bindings/index.ts";
 import type { FoldId, FoldRecord, HexHash, RecordChild } from "../fold-types.ts";
 import { StoreError } from "./errors.ts";
 import { checkFoldId, checkHash, checkSessionId } from "./ids.ts";
@@ -222,6 +222,10 @@ export class FoldStore {
 
 	/** SHA-256 over the ordered child hashes (core.foldIdentity), hex. */
 	#identityOf(hashes: readonly HexHash[]): HexHash {
-		return toHex(this.#core.foldIdentity(hashes.map(fromHex)));
+		const packed = new Uint8Array(hashes.length * DIGEST_BYTES);
+		hashes.forEach((h, i) => {
+			fromHexInto(h, packed, i * DIGEST_BYTES);
+		});
+		return toHex(this.#core.foldIdentity(packed));
 	}
 }

@@ -214,6 +214,8 @@ export class ContentStore {
 
 	#verify(hash: HexHash, bytes: Uint8Array, actual: HexHash, ctx: ReadContext | undefined): void {
 		const want = ctx?.bytes;
+		// The common case first: nothing to build for a good read.
+		if (actual === hash && (want === undefined || want === bytes.byteLength)) return;
 		const fields = {
 			fold: ctx?.fold,
 			entry: ctx?.entry,

@@ -1,0 +1,133 @@
+// npm run bench:store — the fold store and lattice on the real 2.4 MB fixture: store write
+// throughput, verifying every fold's bytes against raw node:crypto hashing of the same bytes, and
+// rebuilding the lattice from the session records. Writes bench/results/store.json.
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { nodeCore } from "../bindings/node.ts";
+import { canonicalText } from "../src/session/context-entries.ts";
+import { rebuildLattice } from "../src/session/rebuild.ts";
+import { FoldStore } from "../src/store/index.ts";
+import { copyFixture, FIXTURE_MISSING, hasFixture } from "../test/helpers/fixture.ts";
+import { foldEverything } from "../test/helpers/fold-fixture.ts";
+import { machineNotes, target } from "./lib/harness.ts";
+
+if (!hasFixture) {
+	console.log(`bench:store ${FIXTURE_MISSING}`);
+	process.exit(0);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const time = <T>(f: () => T): [T, number] => {
+	const t = performance.now();
+	const r = f();
+	return [r, performance.now() - t];
+};
+
+const core = nodeCore();
+const dir = mkdtempSync(join(tmpdir(), "pi-fold-bench-store-"));
+const file = copyFixture(dir);
+const sm = SessionManager.open(file, dir); // parsing and Pi's migration: not timed
+
+// 1. Fold every complete tool batch and consolidate: store writes (objects + records, each fsynced) included.
+const [folded, foldMs] = time(() => foldEverything(sm, core));
+const objectBytes = folded.store.objects.stats.bytesWritten + folded.store.records.stats.bytesWritten;
+const objects = folded.store.objects.stats.written + folded.store.records.stats.written;
+
+// 2. Verify every root fold from the store alone (every leaf read and hashed), against node:crypto
+//    hashing the very same leaf bytes, already in memory.
+const roots = folded.lattice.visibleRoots();
+const verifyRuns: number[] = [];
+const cryptoRuns: number[] = [];
+let leafBytes: Uint8Array[] = [];
+for (let run = 0; run < 15; run++) {
+	const [leaves, ms] = time(() => roots.flatMap((id) => folded.store.verifyFold(folded.records.get(id) ?? "").leaves));
+	verifyRuns.push(ms);
+	leafBytes = leaves.map((l) => l.bytes);
+	const [, cms] = time(() => {
+		for (const b of leafBytes) createHash("sha256").update(b).digest();
+	});
+	cryptoRuns.push(cms);
+}
+const verifiedBytes = leafBytes.reduce((n, b) => n + b.byteLength, 0);
+// The I/O floor: only reading the same files (every leaf object and every record), no checks at all.
+const files = [
+	...folded.store.objects.list().map((h) => folded.store.objects.pathOf(h)),
+	...folded.store.records.list().map((h) => folded.store.records.pathOf(h)),
+];
+const readOnlyMs = median(Array.from({ length: 15 }, () => time(() => files.map((f) => readFileSync(f)))[1]));
+
+// 3. Rebuild the lattice from the session's records, after the session is parsed.
+const reopened = SessionManager.open(file, dir);
+const branch = reopened.getBranch();
+const contextEntries = reopened.buildContextEntries();
+const store = FoldStore.forSession({ sessionFile: file, sessionId: reopened.getSessionId() }, core);
+const rebuildRuns: number[] = [];
+const rebuildNoStoreRuns: number[] = [];
+let folds = 0;
+for (let run = 0; run < 9; run++) {
+	const [r, ms] = time(() => rebuildLattice(branch, contextEntries, core, { store }));
+	if (!r.ok || r.problems.length > 0) throw new Error(`rebuild failed: ${r.ok ? r.problems[0] : r.reason}`);
+	folds = r.lattice.folds().length;
+	rebuildRuns.push(ms);
+	rebuildNoStoreRuns.push(time(() => rebuildLattice(branch, contextEntries, core))[1]);
+}
+const contextBytes = contextEntries.reduce((n, e) => n + Buffer.byteLength(canonicalText(e)), 0);
+
+const verifyMs = median(verifyRuns);
+const cryptoMs = median(cryptoRuns);
+const result = {
+	machine: machineNotes(),
+	fixture: {
+		contextEntries: contextEntries.length,
+		contextBytes,
+		batches: folded.batches,
+		consolidations: folded.consolidations,
+		folds,
+	},
+	write: { ms: foldMs, objects, objectBytes, mbPerS: objectBytes / 1e6 / (foldMs / 1e3) },
+	verify: {
+		roots: roots.length,
+		leaves: leafBytes.length,
+		bytes: verifiedBytes,
+		medianMs: verifyMs,
+		nodeCryptoMedianMs: cryptoMs,
+	},
+	rebuild: { medianMs: median(rebuildRuns), withoutStoreChecksMedianMs: median(rebuildNoStoreRuns), runs: rebuildRuns },
+	targets: [
+		{ ...target("verify vs node:crypto raw hashing (same bytes)", cryptoMs / verifyMs, 0.5) },
+		{
+			what: "rebuild + validate the folded fixture's lattice (ms)",
+			measured: Number(median(rebuildRuns).toFixed(2)),
+			target: 50,
+			met: median(rebuildRuns) < 50,
+		},
+	],
+};
+console.log(`# pi-fold store benchmark (${result.machine.date})`);
+console.log(
+	`fixture: ${contextEntries.length} context entries, ${(contextBytes / 1e6).toFixed(2)} MB; ${folded.batches} tool batches folded, ${folded.consolidations} consolidations, ${folds} folds`,
+);
+console.log("| measure | result |");
+console.log("|---|---|");
+console.log(
+	`| fold + write store (${objects} objects, ${(objectBytes / 1e6).toFixed(2)} MB, each fsynced) | ${foldMs.toFixed(0)} ms, ${result.write.mbPerS.toFixed(1)} MB/s |`,
+);
+console.log(
+	`| verify all ${roots.length} roots from the store (${leafBytes.length} leaves, ${(verifiedBytes / 1e6).toFixed(2)} MB) | ${verifyMs.toFixed(1)} ms (${(verifiedBytes / 1e6 / (verifyMs / 1e3)).toFixed(0)} MB/s) |`,
+);
+console.log(`| node:crypto hashing the same bytes in memory | ${cryptoMs.toFixed(1)} ms |`);
+console.log(
+	`| only reading the store's ${files.length} files, no checks (the I/O floor) | ${readOnlyMs.toFixed(1)} ms |`,
+);
+console.log(`| rebuild lattice from records (with store record checks) | ${median(rebuildRuns).toFixed(1)} ms |`);
+console.log(`| rebuild lattice from records (without store checks) | ${median(rebuildNoStoreRuns).toFixed(1)} ms |`);
+for (const t of result.targets)
+	console.log(
+		`target: ${t.what}: ${t.measured} (${t.met ? "met" : "MISSED"}, needed ${t.what.includes("ms") ? "<" : ">="} ${t.target})`,
+	);
+mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+writeFileSync(new URL("./results/store.json", import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
+rmSync(dir, { recursive: true, force: true });

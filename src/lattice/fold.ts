@@ -1,0 +1,99 @@
+// The shapes of a fold: the spec an operation asks for, the node the structure builds from it,
+// and the plain views the lattice hands out.
+import type { BriefProvenance, FoldId, FoldKind, FoldState, HexHash } from "../fold-types.ts";
+
+/** A direct child of a fold, in order. */
+export type FoldChild = { type: "leaf"; entryId: string } | { type: "fold"; id: FoldId };
+
+/** What the model sees at one place of the window. */
+export type WindowItem = { type: "raw"; entryId: string } | { type: "fold"; id: FoldId };
+
+/** One leaf of a fold: an entry of its span. */
+export interface FoldLeaf {
+	entryId: string;
+	hash: HexHash;
+}
+
+/** A fold as an operation asks for it; identity, id and structure are derived by the builder. */
+export interface FoldSpec {
+	start: number;
+	end: number;
+	kind: FoldKind;
+	state: FoldState;
+	brief: string;
+	provenance: BriefProvenance;
+	/** The id this fold had before the change: a fold carried over must keep it (its content is fixed). */
+	was?: FoldId;
+}
+
+/**
+ * A fold in the built structure. Span, identity and tree links are fixed for its lifetime; kind,
+ * state, brief and provenance are attributes an operation may change in place (none of them enters
+ * the identity).
+ */
+export interface FoldNode {
+	readonly id: FoldId;
+	readonly identity: HexHash;
+	readonly identityBytes: Uint8Array;
+	kind: FoldKind;
+	state: FoldState;
+	brief: string;
+	provenance: BriefProvenance;
+	/** Positions, [start, end). */
+	readonly start: number;
+	readonly end: number;
+	/** Index in pre-order. */
+	readonly index: number;
+	/** Pre-order index of the parent, -1 for a root. */
+	readonly parent: number;
+	readonly depth: number;
+	/** Direct children in order: a leaf as its position p (>= 0), a fold as -(index + 1). */
+	readonly kids: readonly number[];
+}
+
+/** A fold as the lattice hands it out: plain data, detached from the lattice. */
+export interface FoldView {
+	id: FoldId;
+	identity: HexHash;
+	kind: FoldKind;
+	state: FoldState;
+	brief: string;
+	provenance: BriefProvenance;
+	start: number;
+	end: number;
+	parent: FoldId | null;
+	depth: number;
+	children: FoldChild[];
+}
+
+/** The id of a fold: "f" + the first 10 hex digits of its identity. */
+export function foldIdOf(identity: HexHash): FoldId {
+	return `f${identity.slice(0, 10)}`;
+}
+
+/** Encoded kid -> fold index, for kids < 0. */
+export function kidFold(kid: number): number {
+	return -kid - 1;
+}
+
+/** Canonical (pre-order) order of a laminar family: start ascending, the longer first on equal starts. */
+export function compareSpans(a: { start: number; end: number }, b: { start: number; end: number }): number {
+	return a.start - b.start || b.end - a.end;
+}
+
+/** `committed fold f0123456789 [3, 7)` / `pending mark f... [3, 7)`, for reasons. */
+export function describeFold(f: FoldNode): string {
+	return `${f.state === "pending" ? "pending mark" : `${f.state} fold`} ${f.id} [${f.start}, ${f.end})`;
+}
+
+export function specOf(f: FoldNode): FoldSpec {
+	return {
+		start: f.start,
+		end: f.end,
+		kind: f.kind,
+		state: f.state,
+		brief: f.brief,
+		provenance: f.provenance,
+		was: f.id,
+	};
+}

@@ -1,0 +1,100 @@
+// mark and unmark: laying a pending fold over a span, and withdrawing it.
+//
+// Nesting rules (every one keeps existing folds' content, and so their ids, unchanged):
+// - A pending mark is always a root. A mark inside another mark is refused (reboundary re-cuts
+//   marks); a mark containing another mark is refused too (reboundary merges them).
+// - A mark may contain committed and expanded folds whole: they become its children. That is how
+//   marks over already-folded work nest (a chapter over its folded tool batches).
+// - A mark inside a committed or expanded fold is refused: a standing fold's children are part of
+//   its identity and its store record, so they are fixed.
+import type { FoldId, FoldKind } from "../../fold-types.ts";
+import { describeFold, type FoldSpec, kidFold } from "../fold.ts";
+import { refuse } from "../outcome.ts";
+import { buildStructure, foldAtSpan, respec } from "../structure.ts";
+import { briefText, markKind } from "../vocabulary.ts";
+import {
+	type Change,
+	checkFoldable,
+	foldById,
+	idsOf,
+	isStanding,
+	type LatticeData,
+	relateSpan,
+	spanOf,
+} from "./common.ts";
+
+export interface MarkOptions {
+	/** The agent's (or a person's) brief; without one the runtime writes a deterministic brief later. */
+	brief?: string;
+}
+
+export interface MarkResult {
+	id: FoldId;
+	/** The standing folds the mark now contains as its children. */
+	nested: FoldId[];
+}
+
+export function mark(
+	d: LatticeData,
+	fromEntryId: unknown,
+	toEntryId: unknown,
+	kind: unknown,
+	opts: MarkOptions = {},
+): Change<MarkResult> {
+	const [s, e] = spanOf(d.ctx, fromEntryId, toEntryId);
+	const k: FoldKind = markKind(kind);
+	const brief = opts?.brief === undefined ? undefined : briefText(opts.brief);
+	checkFoldable(d, s, e);
+	const span = d.ctx.spanLabel(s, e);
+	const rel = relateSpan(d.structure, s, e);
+	if (rel.equal) refuse(`the span ${span} is already covered by ${describeFold(rel.equal)}: no two folds share a span`);
+	if (rel.partial.length > 0) {
+		refuse(
+			`the span ${span} partially overlaps ${describeFold(rel.partial[0])}: folds nest, they never partially overlap`,
+		);
+	}
+	// The innermost container decides: a standing fold anywhere around the span fixes it.
+	const container = rel.containers[rel.containers.length - 1];
+	if (container && isStanding(container)) {
+		refuse(
+			`the span ${span} lies inside ${describeFold(container)}: a standing fold's children are fixed (mark a span containing it whole)`,
+		);
+	}
+	if (container) {
+		refuse(
+			`the span ${span} lies inside ${describeFold(container)}: marks do not nest in marks (reboundary re-cuts it)`,
+		);
+	}
+	const inner = rel.inside.find((f) => !isStanding(f));
+	if (inner) {
+		refuse(`the span ${span} contains ${describeFold(inner)}: reboundary merges marks, or unmark it first`);
+	}
+	const spec: FoldSpec = {
+		start: s,
+		end: e,
+		kind: k,
+		state: "pending",
+		brief: brief ?? "",
+		provenance: brief === undefined ? "deterministic" : "supplied",
+	};
+	const structure = buildStructure(d.core, d.ctx, respec(d.structure, new Set(), [spec]), d.pins, d.structure);
+	const made = foldAtSpan(structure, s, e)!;
+	const nested = made.kids.filter((k) => k < 0).map((k) => structure.folds[kidFold(k)].id);
+	return { result: { id: made.id, nested }, structure };
+}
+
+export interface UnmarkResult {
+	id: FoldId;
+	/** The folds it contained, roots again. */
+	released: FoldId[];
+}
+
+export function unmark(d: LatticeData, id: unknown): Change<UnmarkResult> {
+	const f = foldById(d, id);
+	if (f.state !== "pending") {
+		refuse(`${describeFold(f)} is not a pending mark: unmark withdraws marks only (refold collapses an expanded fold)`);
+	}
+	const released = idsOf(f.kids.filter((k) => k < 0).map((k) => d.structure.folds[kidFold(k)]));
+	const structure = buildStructure(d.core, d.ctx, respec(d.structure, new Set([f.id]), []), d.pins, d.structure);
+	return { result: { id: f.id, released }, structure };
+}

@@ -1,0 +1,54 @@
+// Runtime lists of the shared vocabulary (src/fold-types.ts holds only types), plus the brief rules.
+// The Record types make the compiler fail if fold-types.ts gains or loses a member.
+import type { BriefProvenance, FoldKind, FoldState } from "../fold-types.ts";
+import { refuse, show } from "./outcome.ts";
+
+const KINDS: Record<FoldKind, true> = { "tool-batch": true, chapter: true, consolidation: true, peek: true };
+const STATES: Record<FoldState, true> = { pending: true, committed: true, expanded: true };
+const PROVENANCES: Record<BriefProvenance, true> = { deterministic: true, supplied: true };
+
+export const FOLD_KINDS = Object.keys(KINDS) as readonly FoldKind[];
+export const FOLD_STATES = Object.keys(STATES) as readonly FoldState[];
+export const BRIEF_PROVENANCES = Object.keys(PROVENANCES) as readonly BriefProvenance[];
+
+/** One cap for supplied and runtime-written briefs alike (SPEC section 4). */
+export const BRIEF_MAX_CHARS = 2000;
+
+/** A brief's length in characters (Unicode code points, so an emoji counts once). */
+export function briefLength(text: string): number {
+	let n = 0;
+	for (const _ of text) n++;
+	return n;
+}
+
+export function isFoldKind(value: unknown): value is FoldKind {
+	return typeof value === "string" && Object.hasOwn(KINDS, value);
+}
+
+export function isFoldState(value: unknown): value is FoldState {
+	return typeof value === "string" && Object.hasOwn(STATES, value);
+}
+
+export function isProvenance(value: unknown): value is BriefProvenance {
+	return typeof value === "string" && Object.hasOwn(PROVENANCES, value);
+}
+
+/** The kind a mark may take: any but "consolidation", which only `consolidate` makes. */
+export function markKind(value: unknown): FoldKind {
+	if (!isFoldKind(value)) refuse(`unknown fold kind ${show(value)}: one of ${FOLD_KINDS.join(", ")}`);
+	if (value === "consolidation") refuse(`a mark cannot be of kind "consolidation": only consolidate makes those`);
+	return value;
+}
+
+/** A brief as given, kept verbatim: a string of 1..2000 characters that is not all whitespace. */
+export function briefText(value: unknown): string {
+	if (typeof value !== "string") refuse(`a brief must be a string, got ${show(value)}`);
+	const length = briefLength(value);
+	if (value.trim() === "") {
+		refuse(
+			`the brief is ${length === 0 ? "empty" : "only whitespace"}: a brief has 1 to ${BRIEF_MAX_CHARS} characters`,
+		);
+	}
+	if (length > BRIEF_MAX_CHARS) refuse(`the brief has ${length} characters, over the cap of ${BRIEF_MAX_CHARS}`);
+	return value;
+}

@@ -1,0 +1,67 @@
+// From Pi's session to the lattice's input: the active branch's context entries that produce
+// messages, each with its canonical bytes and leaf hash. The raw entries, not the edited
+// projection: a fold omits entries from the window, but they stay the lattice's leaves.
+import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
+import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
+import type { LatticeEntry } from "../lattice/index.ts";
+
+/** An entry's canonical bytes: the JSON text Pi persists for it (one line of the session file). */
+export function canonicalText(entry: SessionEntry): string {
+	return JSON.stringify(entry);
+}
+
+/**
+ * How the lattice treats an entry. Only user/assistant/toolResult messages and custom messages can
+ * be the target of a Pi `context_edit`; everything else that shows in the window (a compaction
+ * summary, a branch summary, a bash execution, a system message) must stay as it is, so the
+ * lattice sees it as "system": never inside a fold.
+ */
+export function latticeRole(entry: SessionEntry): LatticeEntry["role"] {
+	if (entry.type === "custom_message") return "custom";
+	if (entry.type !== "message") return "system";
+	const role = entry.message.role;
+	return role === "user" || role === "assistant" || role === "toolResult" ? role : "system";
+}
+
+function toolLinks(entry: SessionEntry): Pick<LatticeEntry, "toolCallIds" | "toolCallId"> {
+	if (entry.type !== "message") return {};
+	const m = entry.message;
+	// pi-ai drops aborted and failed assistant messages before they reach a provider, so their
+	// unanswered calls do not make a batch incomplete.
+	if (m.role === "assistant" && (m.stopReason === "aborted" || m.stopReason === "error")) return {};
+	if (m.role === "assistant") {
+		const ids = m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : []));
+		return ids.length > 0 ? { toolCallIds: ids } : {};
+	}
+	if (m.role === "toolResult") return { toolCallId: m.toolCallId };
+	return {};
+}
+
+export interface ContextEntries {
+	/** The lattice's input, in window order. */
+	entries: LatticeEntry[];
+	/** The Pi entries behind them, same order. */
+	sources: SessionEntry[];
+	/** Canonical bytes as text, same order (what the store keeps). */
+	texts: string[];
+}
+
+/**
+ * The message-producing entries among `entries` (pass `sessionManager.buildContextEntries()`),
+ * hashed in one batch by the core.
+ */
+export function contextEntriesOf(entries: readonly SessionEntry[], core: PiFoldCore): ContextEntries {
+	const sources = entries.filter((e) => sessionEntryToContextMessages(e).length > 0);
+	const texts = sources.map(canonicalText);
+	const digests = core.hashSpans(texts);
+	const lattice = sources.map(
+		(entry, i): LatticeEntry => ({
+			id: entry.id,
+			hash: toHex(digests, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES),
+			bytes: Buffer.byteLength(texts[i]),
+			role: latticeRole(entry),
+			...toolLinks(entry),
+		}),
+	);
+	return { entries: lattice, sources, texts };
+}
