@@ -9,7 +9,16 @@ import { loadStructure, type SavedLattice, saveOf } from "./load.ts";
 import { type BriefResult, brief, setDeterministicBrief } from "./ops/briefs.ts";
 import type { Change, LatticeData } from "./ops/common.ts";
 import { type ConsolidateOptions, type ConsolidateResult, consolidate } from "./ops/consolidate.ts";
-import { type MarkOptions, type MarkResult, mark, type UnmarkResult, unmark } from "./ops/marks.ts";
+import {
+	type MarkManyResult,
+	type MarkOptions,
+	type MarkRequest,
+	type MarkResult,
+	mark,
+	markMany,
+	type UnmarkResult,
+	unmark,
+} from "./ops/marks.ts";
 import { type PinResult, pin, unpin } from "./ops/pins.ts";
 import { type ReboundaryOptions, type ReboundaryResult, reboundary } from "./ops/reboundary.ts";
 import { type CommitResult, commit, type ExpandResult, expand, refold } from "./ops/states.ts";
@@ -85,6 +94,11 @@ export class FoldLattice {
 	/** A new pending mark over [from, to]. See ops/marks.ts for the nesting rules. */
 	mark(fromEntryId: string, toEntryId: string, kind: string, opts?: MarkOptions): Outcome<MarkResult> {
 		return this.#run("mark", (d) => mark(d, fromEntryId, toEntryId, kind, opts));
+	}
+
+	/** Many marks at once, all or nothing (one structure build): replaying records, a frontier pass. */
+	markMany(requests: readonly MarkRequest[]): Outcome<MarkManyResult> {
+		return this.#run("markMany", (d) => markMany(d, requests));
 	}
 
 	/** The agent's brief on a pending fold (verbatim, provenance "supplied"). */

@@ -130,11 +130,44 @@ export function rebuildLattice(
 	const { lattice } = created;
 	const records: RecordIndex = new Map<FoldId, HexHash>();
 	const problems: string[] = [];
+	const report = (entry: SessionEntry, reason: string) =>
+		problems.push(`pi-fold record ${entry.id}: ${reason}; skipped`);
+	const one = (entry: SessionEntry, op: JournalOp) => {
+		const step = apply(lattice, op, records, store);
+		if (!step.ok) report(entry, step.reason);
+	};
+	// Consecutive marks (a frontier pass writes many) are replayed as one batch: one structure
+	// build instead of one per mark. If the batch is refused, they are replayed one by one so each
+	// bad record is reported on its own.
+	let marks: { entry: SessionEntry; op: Extract<JournalOp, { op: "mark" }> }[] = [];
+	const flushMarks = () => {
+		if (marks.length > 1) {
+			const r = lattice.markMany(marks.map(({ op }) => ({ from: op.from, to: op.to, kind: op.kind })));
+			if (r.ok) {
+				r.ids.forEach((id, i) => {
+					if (id !== marks[i].op.id) report(marks[i].entry, `the mark rebuilt as ${id}, recorded as ${marks[i].op.id}`);
+				});
+				marks = [];
+				return;
+			}
+		}
+		for (const { entry, op } of marks) one(entry, op);
+		marks = [];
+	};
 	for (const entry of branch) {
 		if (entry.type !== "custom" || entry.customType !== RECORD_TYPE) continue;
 		const parsed = parseJournalOp(entry.data);
-		const step = parsed.ok ? apply(lattice, parsed.op, records, store) : parsed;
-		if (!step.ok) problems.push(`pi-fold record ${entry.id}: ${step.reason}; skipped`);
+		if (!parsed.ok) {
+			report(entry, parsed.reason);
+			continue;
+		}
+		if (parsed.op.op === "mark") {
+			marks.push({ entry, op: parsed.op });
+			continue;
+		}
+		flushMarks();
+		one(entry, parsed.op);
 	}
+	flushMarks();
 	return { ok: true, lattice, context, records, problems };
 }

@@ -4,7 +4,6 @@
 import type { FoldId, HexHash } from "../fold-types.ts";
 import { StoreError, showValue } from "./errors.ts";
 
-const HASH = /^[0-9a-f]{64}$/;
 const FOLD_ID = /^f[0-9a-f]{10}$/;
 // Pi's own rule for session ids (`assertValidSessionId`: alphanumerics, ".", "_", "-", starting and
 // ending with an alphanumeric) widened to allow "_" and "-" at the ends, capped at 128 characters.
@@ -22,7 +21,13 @@ function refuse(field: string, value: unknown, rule: string): never {
 }
 
 export function isHexHash(value: unknown): value is HexHash {
-	return typeof value === "string" && HASH.test(value);
+	if (typeof value !== "string" || value.length !== 64) return false;
+	// A char-code loop: every read checks several hashes, and this beats the regex several times.
+	for (let i = 0; i < 64; i++) {
+		const c = value.charCodeAt(i);
+		if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+	}
+	return true;
 }
 
 export function isFoldId(value: unknown): value is FoldId {

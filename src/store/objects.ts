@@ -1,7 +1,7 @@
 // A content-addressed directory: files named by the SHA-256 of their bytes, fanned out by the
 // first two hex digits (`<dir>/ab/ab12...`), written once (atomic.ts) and verified on every read.
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { DIGEST_BYTES, type PiFoldCore, type Span, toHex } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
 import { publishAll } from "./atomic.ts";
@@ -80,16 +80,20 @@ export class ContentStore {
 	readonly stats: ContentStats = { written: 0, bytesWritten: 0, alreadyPresent: 0, raced: 0, read: 0, bytesRead: 0 };
 	readonly #core: PiFoldCore;
 
+	readonly #field: string;
+
 	constructor(dir: string, kind: ContentKind, core: PiFoldCore) {
 		this.dir = dir;
 		this.kind = kind;
 		this.#core = core;
+		this.#field = `${kind} hash`;
 	}
 
 	/** Where `hash` lives (validated first: a bad hash never reaches a path). */
 	pathOf(hash: HexHash): string {
-		checkHash(hash, `${this.kind} hash`);
-		return join(this.dir, hash.slice(0, 2), hash);
+		checkHash(hash, this.#field);
+		// Plain concatenation: `dir` is already resolved and the hash is 64 hex digits.
+		return `${this.dir}${sep}${hash.slice(0, 2)}${sep}${hash}`;
 	}
 
 	/** Whether a file exists under the final name. Existence only: read() is what verifies. */
@@ -203,7 +207,7 @@ export class ContentStore {
 	 * request order: missing files first, as they are found while reading) is thrown.
 	 */
 	readMany(requests: readonly ReadRequest[]): Uint8Array[] {
-		for (const { hash } of requests) checkHash(hash, `${this.kind} hash`);
+		for (const { hash } of requests) checkHash(hash, this.#field);
 		const found = requests.map(({ hash, ctx }) => this.#readRaw(hash, ctx));
 		const digests = this.hashAll(found);
 		for (let i = 0; i < requests.length; i++) this.#verify(requests[i].hash, found[i], digests[i], requests[i].ctx);

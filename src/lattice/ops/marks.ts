@@ -34,13 +34,21 @@ export interface MarkResult {
 	nested: FoldId[];
 }
 
-export function mark(
-	d: LatticeData,
-	fromEntryId: unknown,
-	toEntryId: unknown,
-	kind: unknown,
-	opts: MarkOptions = {},
-): Change<MarkResult> {
+/** One mark of a batch: the same arguments as `mark`. */
+export interface MarkRequest {
+	from: string;
+	to: string;
+	kind: string;
+	brief?: string;
+}
+
+export interface MarkManyResult {
+	/** The new marks' ids, in request order. */
+	ids: FoldId[];
+}
+
+/** Check one requested mark against the standing structure; returns its spec. */
+function specOf(d: LatticeData, fromEntryId: unknown, toEntryId: unknown, kind: unknown, opts: MarkOptions): FoldSpec {
 	const [s, e] = spanOf(d.ctx, fromEntryId, toEntryId);
 	const k: FoldKind = markKind(kind);
 	const brief = opts?.brief === undefined ? undefined : briefText(opts.brief);
@@ -69,7 +77,7 @@ export function mark(
 	if (inner) {
 		refuse(`the span ${span} contains ${describeFold(inner)}: reboundary merges marks, or unmark it first`);
 	}
-	const spec: FoldSpec = {
+	return {
 		start: s,
 		end: e,
 		kind: k,
@@ -77,10 +85,48 @@ export function mark(
 		brief: brief ?? "",
 		provenance: brief === undefined ? "deterministic" : "supplied",
 	};
+}
+
+export function mark(
+	d: LatticeData,
+	fromEntryId: unknown,
+	toEntryId: unknown,
+	kind: unknown,
+	opts: MarkOptions = {},
+): Change<MarkResult> {
+	const spec = specOf(d, fromEntryId, toEntryId, kind, opts);
 	const structure = buildStructure(d.core, d.ctx, respec(d.structure, new Set(), [spec]), d.pins, d.structure);
-	const made = foldAtSpan(structure, s, e)!;
+	const made = foldAtSpan(structure, spec.start, spec.end)!;
 	const nested = made.kids.filter((k) => k < 0).map((k) => structure.folds[kidFold(k)].id);
 	return { result: { id: made.id, nested }, structure };
+}
+
+/**
+ * Many marks at once, all or nothing: each checked as `mark` checks it, and against each other
+ * (marks never nest or overlap), then one structure build for all of them. This is what keeps
+ * replaying a long session's records linear.
+ */
+export function markMany(d: LatticeData, requests: readonly MarkRequest[]): Change<MarkManyResult> {
+	if (!Array.isArray(requests) || requests.length === 0) refuse("needs a non-empty list of marks");
+	const specs: FoldSpec[] = [];
+	for (const [i, r] of requests.entries()) {
+		try {
+			specs.push(specOf(d, r?.from, r?.to, r?.kind, { brief: r?.brief }));
+		} catch (err) {
+			refuse(`mark ${i}: ${err instanceof Error ? err.message : String(err)}`);
+		}
+	}
+	const order = specs.map((_, i) => i).sort((a, b) => specs[a].start - specs[b].start);
+	for (let k = 1; k < order.length; k++) {
+		const [a, b] = [specs[order[k - 1]], specs[order[k]]];
+		if (b.start < a.end) {
+			refuse(
+				`mark ${order[k]} ${d.ctx.spanLabel(b.start, b.end)} overlaps mark ${order[k - 1]} ${d.ctx.spanLabel(a.start, a.end)}: marks do not nest or overlap`,
+			);
+		}
+	}
+	const structure = buildStructure(d.core, d.ctx, respec(d.structure, new Set(), specs), d.pins, d.structure);
+	return { result: { ids: specs.map((s) => foldAtSpan(structure, s.start, s.end)!.id) }, structure };
 }
 
 export interface UnmarkResult {
