@@ -19,6 +19,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { rng } from "../test/reference/gen.ts";
 
 export type TokenCategory = "code" | "json" | "prose" | "non-ascii";
 export type TokenSplit = "train" | "heldout";
@@ -277,18 +278,6 @@ export function buildTokenCorpus(nodeModules?: string): CorpusChunk[] {
 
 // ---------------------------------------------------------------- synthesized sessions
 
-/** mulberry32: a tiny seeded PRNG so the synthesized sessions never change. */
-function rng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
-
 const hex8 = (r: () => number) =>
 	Math.floor(r() * 0x1_0000_0000)
 		.toString(16)
@@ -297,7 +286,7 @@ const hex8 = (r: () => number) =>
 /** Pi session JSONL (docs/session-format.md): assistant tool calls and their results carry real text. */
 function synthSessions(code: string[], prose: string[]): string[] {
 	const sessions: string[] = [];
-	const r = rng(0x5eed);
+	const r = rng(0x5eed).next;
 	const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
 	const lines = (s: string, n: number) => {
 		const all = s.split("\n");

@@ -2,6 +2,7 @@
 // lockfile): code, Markdown docs and JSON, cut into spans with a seeded generator.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { rng } from "../../test/reference/gen.ts";
 
 const ROOT = new URL("../../node_modules/", import.meta.url).pathname;
 
@@ -13,19 +14,6 @@ function walk(dir: string, exts: string[], out: string[], limit: number): void {
 		if (st.isDirectory()) walk(p, exts, out, limit);
 		else if (exts.some((e) => name.endsWith(e)) && st.size > 4096) out.push(p);
 	}
-}
-
-/** xorshift32: the same sequence on every run. */
-export function rng(seed = 0x9e3779b9): () => number {
-	let x = seed >>> 0 || 1;
-	return () => {
-		x ^= x << 13;
-		x >>>= 0;
-		x ^= x >>> 17;
-		x ^= x << 5;
-		x >>>= 0;
-		return x / 0x1_0000_0000;
-	};
 }
 
 let text: string | undefined;
@@ -48,7 +36,7 @@ export function realText(): string {
  */
 export function mixedStrings(count: number, min: number, max: number, seed = 1): string[] {
 	const src = realText();
-	const r = rng(seed);
+	const r = rng(seed).next;
 	return Array.from({ length: count }, () => {
 		const len = min + Math.floor(r() * (max - min + 1));
 		const at = Math.floor(r() * (src.length - len));
