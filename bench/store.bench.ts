@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { nodeCore } from "../bindings/node.ts";
-import { canonicalText } from "../src/session/context-entries.ts";
+import { contextEntriesOf } from "../src/session/context-entries.ts";
 import { rebuildLattice } from "../src/session/rebuild.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { copyFixture, FIXTURE_MISSING, hasFixture } from "../test/helpers/fixture.ts";
@@ -75,21 +75,23 @@ const store = FoldStore.forSession({ sessionFile: file, sessionId: reopened.getS
 const rebuildRuns: number[] = [];
 const rebuildNoStoreRuns: number[] = [];
 let folds = 0;
+let leafCount = 0;
 for (let run = 0; run < 9; run++) {
 	const [r, ms] = time(() => rebuildLattice(branch, contextEntries, core, { store }));
 	if (!r.ok || r.problems.length > 0) throw new Error(`rebuild failed: ${r.ok ? r.problems[0] : r.reason}`);
 	folds = r.lattice.folds().length;
+	leafCount = r.context.entries.length;
 	rebuildRuns.push(ms);
 	rebuildNoStoreRuns.push(time(() => rebuildLattice(branch, contextEntries, core))[1]);
 }
-const contextBytes = contextEntries.reduce((n, e) => n + Buffer.byteLength(canonicalText(e)), 0);
+const contextBytes = contextEntriesOf(contextEntries, core).texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
 
 const verifyMs = median(verifyRuns);
 const cryptoMs = median(cryptoRuns);
 const result = {
 	machine: machineNotes(),
 	fixture: {
-		contextEntries: contextEntries.length,
+		contextEntries: leafCount,
 		contextBytes,
 		batches: folded.batches,
 		consolidations: folded.consolidations,
@@ -123,7 +125,7 @@ const result = {
 };
 console.log(`# pi-fold store benchmark (${result.machine.date})`);
 console.log(
-	`fixture: ${contextEntries.length} context entries, ${(contextBytes / 1e6).toFixed(2)} MB; ${folded.batches} tool batches folded, ${folded.consolidations} consolidations, ${folds} folds`,
+	`fixture: ${leafCount} message-producing context entries, ${(contextBytes / 1e6).toFixed(2)} MB; ${folded.batches} tool batches folded, ${folded.consolidations} consolidations, ${folds} folds`,
 );
 console.log("| measure | result |");
 console.log("|---|---|");
