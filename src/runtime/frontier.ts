@@ -1,0 +1,265 @@
+// The frontier (SPEC section 3, issue 4): which completed units become pending marks now. Pure:
+// it reads the context and the lattice and returns MarkRequests for `lattice.markMany`; marking
+// is free (a mark lives in session state, not in the window) and the commit, not the frontier,
+// decides what folds and when.
+//
+// Units: a completed tool batch (an assistant's calls and all their results, landed) and the
+// entries of a closed chapter (a user message through the reply before the next user message).
+// Adjacent ready units merge, oldest first, until a mark reaches `minFoldChars` canonical bytes;
+// a tail below that waits for more units, unless nothing can ever join it on the right (a fold or
+// an entry that never folds), in which case it is absorbed by its neighbour.
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { FoldLattice, FoldView, MarkRequest } from "../lattice/index.ts";
+import type { ContextEntries } from "../session/context-entries.ts";
+
+export interface FrontierSettings {
+	/** A mark's least size, in canonical bytes of its leaves. */
+	minFoldChars: number;
+	/** At most this many marks per pass (the stalest ones). */
+	maxCutsPerPass: number;
+	/** Tools whose batches stay raw. */
+	blacklistAutoFoldTools: ReadonlySet<string>;
+}
+
+export const DEFAULT_FRONTIER_SETTINGS: Readonly<FrontierSettings> = Object.freeze({
+	minFoldChars: 8000,
+	maxCutsPerPass: 8,
+	blacklistAutoFoldTools: new Set<string>(),
+});
+
+/**
+ * One place of the top level, in order:
+ * - ready: a unit that may fold now;
+ * - wait: not foldable yet (an incomplete batch, an entry of the open chapter);
+ * - never: never folds (a system, pinned or blacklisted entry, a broken batch);
+ * - fold: a root fold (its state decides whether a gap beside it may absorb it).
+ */
+type Item =
+	| { type: "ready"; start: number; end: number; batch: boolean }
+	| { type: "wait" | "never"; start: number; end: number }
+	| { type: "fold"; start: number; end: number; fold: FoldView };
+
+type Frontier = Pick<FoldLattice, "entries" | "folds" | "pins">;
+
+/** [lo, hi] of the tool calls each position shares a fold with, and whether a call or result is missing. */
+function toolClosure(context: ContextEntries) {
+	const n = context.entries.length;
+	const lo = Int32Array.from({ length: n }, (_, p) => p);
+	const hi = Int32Array.from({ length: n }, (_, p) => p);
+	const noResult = new Uint8Array(n);
+	const noCall = new Uint8Array(n);
+	const groups = new Map<string, { calls: number[]; results: number[] }>();
+	const group = (id: string) => {
+		let g = groups.get(id);
+		if (!g) {
+			g = { calls: [], results: [] };
+			groups.set(id, g);
+		}
+		return g;
+	};
+	context.entries.forEach((e, p) => {
+		for (const c of e.toolCallIds ?? []) group(c).calls.push(p);
+		if (e.toolCallId !== undefined) group(e.toolCallId).results.push(p);
+	});
+	for (const g of groups.values()) {
+		const members = [...g.calls, ...g.results];
+		const a = Math.min(...members);
+		const b = Math.max(...members);
+		for (const p of members) {
+			lo[p] = Math.min(lo[p], a);
+			hi[p] = Math.max(hi[p], b);
+			if (g.results.length === 0) noResult[p] = 1;
+			if (g.calls.length === 0) noCall[p] = 1;
+		}
+	}
+	return { lo, hi, noResult, noCall };
+}
+
+/** Tool names an entry calls or answers (from the Pi entry: the lattice entries carry no names). */
+function toolNames(entry: SessionEntry | undefined): string[] {
+	if (entry?.type !== "message") return [];
+	const m = entry.message as { role?: string; content?: unknown; toolName?: unknown };
+	if (m.role === "toolResult") return typeof m.toolName === "string" ? [m.toolName] : [];
+	if (m.role !== "assistant" || !Array.isArray(m.content)) return [];
+	return m.content.flatMap((b: { type?: string; name?: unknown }) =>
+		b?.type === "toolCall" && typeof b.name === "string" ? [b.name] : [],
+	);
+}
+
+/** The lattice must be over exactly these entries; otherwise propose nothing (degrade safely). */
+function aligned(context: ContextEntries, lattice: Frontier): boolean {
+	const a = context.entries;
+	const b = lattice.entries;
+	if (a.length !== b.length || context.sources.length !== a.length) return false;
+	for (let p = 0; p < a.length; p++) if (a[p].id !== b[p].id || context.sources[p]?.id !== a[p].id) return false;
+	return true;
+}
+
+function validSettings(s: FrontierSettings): boolean {
+	return (
+		typeof s === "object" &&
+		s !== null &&
+		Number.isFinite(s.minFoldChars) &&
+		s.minFoldChars >= 0 &&
+		Number.isSafeInteger(s.maxCutsPerPass) &&
+		s.maxCutsPerPass >= 0 &&
+		s.blacklistAutoFoldTools instanceof Set
+	);
+}
+
+/** The top level of the context: root folds, and the raw entries grouped into units. */
+function itemsOf(context: ContextEntries, lattice: Frontier, settings: FrontierSettings): Item[] {
+	const { entries, sources } = context;
+	const n = entries.length;
+	const roots = new Map<number, FoldView>();
+	const covered = new Uint8Array(n);
+	for (const f of lattice.folds()) {
+		if (f.parent === null) roots.set(f.start, f);
+		covered.fill(1, f.start, f.end);
+	}
+	const pinned = new Set(lattice.pins());
+	const { lo, hi, noResult, noCall } = toolClosure(context);
+	// A never-folding entry: a system entry, a pin, a blacklisted tool's call or result, an orphan result.
+	const never = (p: number) =>
+		entries[p].role === "system" ||
+		pinned.has(entries[p].id) ||
+		noCall[p] === 1 ||
+		toolNames(sources[p]).some((t) => settings.blacklistAutoFoldTools.has(t));
+	let lastUser = -1;
+	for (let p = 0; p < n; p++) if (entries[p].role === "user") lastUser = p;
+
+	const items: Item[] = [];
+	for (let p = 0; p < n; ) {
+		const root = roots.get(p);
+		if (root) {
+			items.push({ type: "fold", start: root.start, end: root.end, fold: root });
+			p = root.end;
+			continue;
+		}
+		const isTool = hi[p] !== p || lo[p] !== p || noResult[p] === 1 || noCall[p] === 1;
+		if (!isTool) {
+			const type = never(p) ? "never" : p < lastUser ? "ready" : "wait";
+			items.push(type === "ready" ? { type, start: p, end: p + 1, batch: false } : { type, start: p, end: p + 1 });
+			p++;
+			continue;
+		}
+		// The batch: the smallest span holding every call and result its entries share.
+		let end = hi[p] + 1;
+		let broken = lo[p] < p;
+		let incomplete = false;
+		let blocked = false;
+		for (let q = p; q < end; q++) {
+			if (hi[q] + 1 > end) end = hi[q] + 1;
+			if (lo[q] < p || covered[q] === 1) broken = true;
+			if (noResult[q] === 1) incomplete = true;
+			if (never(q)) blocked = true;
+		}
+		end = Math.min(end, n);
+		const type = broken || blocked ? "never" : incomplete ? "wait" : "ready";
+		items.push(type === "ready" ? { type, start: p, end, batch: true } : { type, start: p, end });
+		p = end;
+	}
+	return items;
+}
+
+/**
+ * Pending marks for the completed units, stalest first, at most `maxCutsPerPass`. Every request
+ * is one `lattice.markMany` accepts; a pass right after marking them proposes nothing new. Never
+ * throws: bad settings or a lattice over other entries give no proposals.
+ */
+export function proposeMarks(
+	context: ContextEntries,
+	lattice: Frontier,
+	settings: FrontierSettings = DEFAULT_FRONTIER_SETTINGS,
+): MarkRequest[] {
+	try {
+		if (!validSettings(settings) || !aligned(context, lattice)) return [];
+		return propose(context, lattice, settings);
+	} catch {
+		return [];
+	}
+}
+
+interface Cut {
+	start: number;
+	end: number;
+	batchesOnly: boolean;
+}
+
+function propose(context: ContextEntries, lattice: Frontier, settings: FrontierSettings): MarkRequest[] {
+	const { entries } = context;
+	const prefix = new Float64Array(entries.length + 1);
+	entries.forEach((e, p) => {
+		prefix[p + 1] = prefix[p] + e.bytes;
+	});
+	const bytes = (s: number, e: number) => prefix[e] - prefix[s];
+	const min = settings.minFoldChars;
+	const items = itemsOf(context, lattice, settings);
+	const cuts: Cut[] = [];
+
+	// A run: consecutive ready units between two items that are not ready (or the ends).
+	const closeRun = (run: Extract<Item, { type: "ready" }>[], left: Item | undefined, right: Item | undefined) => {
+		if (run.length === 0) return;
+		const made: Cut[] = [];
+		let open: Cut | undefined;
+		for (const u of run) {
+			open = open
+				? { start: open.start, end: u.end, batchesOnly: open.batchesOnly && u.batch }
+				: { start: u.start, end: u.end, batchesOnly: u.batch };
+			if (bytes(open.start, open.end) >= min) {
+				made.push(open);
+				open = undefined;
+			}
+		}
+		// Nothing can join a tail on the right of which lies a fold or an entry that never folds.
+		const closed = right !== undefined && (right.type === "fold" || right.type === "never");
+		if (open && closed) {
+			const last = made.at(-1);
+			if (last) {
+				made[made.length - 1] = { start: last.start, end: open.end, batchesOnly: last.batchesOnly && open.batchesOnly };
+			} else {
+				const absorbed = absorbIntoCommitted(open, left, right);
+				if (absorbed && bytes(absorbed.start, absorbed.end) >= min) made.push(absorbed);
+			}
+		}
+		cuts.push(...made);
+	};
+
+	let run: Extract<Item, { type: "ready" }>[] = [];
+	let left: Item | undefined;
+	for (const item of items) {
+		if (item.type === "ready") {
+			run.push(item);
+			continue;
+		}
+		closeRun(run, left, item);
+		run = [];
+		left = item;
+	}
+	closeRun(run, left, undefined);
+
+	return cuts
+		.sort((a, b) => a.start - b.start)
+		.slice(0, settings.maxCutsPerPass)
+		.map((c) => ({
+			from: entries[c.start].id,
+			to: entries[c.end - 1].id,
+			kind: c.batchesOnly ? "tool-batch" : "chapter",
+		}));
+}
+
+/**
+ * A small gap beside a committed root: a mark over the root and the gap (the root becomes its
+ * child), so the gap does not stay raw between folds. The older neighbour first. Pending marks
+ * cannot be grown here (a mark never contains a mark; reboundary re-cuts them), and an expanded
+ * fold is open because someone asked to see it.
+ */
+function absorbIntoCommitted(gap: Cut, left: Item | undefined, right: Item | undefined): Cut | undefined {
+	if (left?.type === "fold" && left.fold.state === "committed") {
+		return { start: left.start, end: gap.end, batchesOnly: false };
+	}
+	if (right?.type === "fold" && right.fold.state === "committed") {
+		return { start: gap.start, end: right.end, batchesOnly: false };
+	}
+	return undefined;
+}
