@@ -1,0 +1,220 @@
+// Per-request instrumentation of the window (SPEC 2): every request Pi sends is digested message
+// by message and compared with the previous request. Between commits a request may only append;
+// a rewrite is fine when the runtime announced it (commit, expand, /fold, overflow recovery) and
+// a bug otherwise. Fed from Pi's `context` event, read-only. Also: aligning that event's messages
+// with the session entries that own them (REPORT.md §3), which messages alone cannot tell.
+import type { SessionEntry, SessionProjection } from "@earendil-works/pi-coding-agent";
+import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
+import { canonicalJson } from "./canonical-json.ts";
+
+/** The runtime's own, deliberate rewrites of the window. */
+export const REWRITE_REASONS = ["commit", "expand", "fold", "overflow"] as const;
+export type RewriteReason = (typeof REWRITE_REASONS)[number];
+
+export interface RewriteCounters {
+	/** Requests recorded. requests = baselines + pureAppends + Σ attributed + unattributed. */
+	requests: number;
+	/** Requests with nothing to compare with: the first one, and the first after rebase(). */
+	baselines: number;
+	/** The previous request's messages are a prefix of this one's (identical counts too). */
+	pureAppends: number;
+	attributed: Record<RewriteReason, number>;
+	/** Rewrites nobody announced: a bug, must stay 0. */
+	unattributed: number;
+	/** Announcements whose next request turned out to be a pure append (e.g. Pi rejected the batch). */
+	lapsedAnnouncements: number;
+}
+
+export type RequestKind = "baseline" | "append" | "attributed" | "unattributed";
+
+export type RecordOutcome =
+	| {
+			ok: true;
+			kind: RequestKind;
+			/** The announced reason, for an attributed rewrite. */
+			reason?: RewriteReason;
+			/** First message index that differs from the previous request, for a rewrite. */
+			firstChanged?: number;
+			messages: number;
+	  }
+	| { ok: false; reason: string };
+
+export interface LastRewrite {
+	/** 1-based number of the request that carried it. */
+	request: number;
+	firstChanged: number;
+	reason: RewriteReason | "unattributed";
+}
+
+/** SHA-256 of each message's canonical JSON, packed (digest i at bytes [32i, 32i + 32)). */
+export function digestMessages(core: PiFoldCore, messages: readonly unknown[]): Uint8Array {
+	return core.hashSpans(messages.map(canonicalJson));
+}
+
+/**
+ * The first index where `next` departs from `previous` (both packed digests), or -1 when
+ * `previous` is a prefix of `next` (a pure append).
+ */
+export function firstChangedIndex(previous: Uint8Array, next: Uint8Array): number {
+	const prevCount = previous.byteLength / DIGEST_BYTES;
+	const nextCount = next.byteLength / DIGEST_BYTES;
+	const common = Math.min(prevCount, nextCount);
+	for (let i = 0; i < common; i++) {
+		for (let b = i * DIGEST_BYTES, end = b + DIGEST_BYTES; b < end; b++) {
+			if (previous[b] !== next[b]) return i;
+		}
+	}
+	return prevCount <= nextCount ? -1 : common; // a shorter request removed messages
+}
+
+const zeroReasons = (): Record<RewriteReason, number> => ({ commit: 0, expand: 0, fold: 0, overflow: 0 });
+
+/**
+ * The rewrite counters of one session. An announcement covers the next recorded request only:
+ * if that request is a pure append (the rewrite did not happen), the announcement lapses, so it
+ * can never excuse a later, unrelated rewrite.
+ */
+export class RewriteRecorder {
+	readonly #core: PiFoldCore;
+	#previous: Uint8Array | undefined;
+	#announced: RewriteReason | undefined;
+	#counters: RewriteCounters = {
+		requests: 0,
+		baselines: 0,
+		pureAppends: 0,
+		attributed: zeroReasons(),
+		unattributed: 0,
+		lapsedAnnouncements: 0,
+	};
+	#lastRewrite: LastRewrite | undefined;
+
+	constructor(core: PiFoldCore) {
+		this.#core = core;
+	}
+
+	/**
+	 * The runtime is about to rewrite the window (it returned edits from a boundary, or changes
+	 * the next request itself). With several announcements before one request, the first stands.
+	 */
+	announce(reason: RewriteReason): void {
+		this.#announced ??= reason;
+	}
+
+	/**
+	 * Pi itself replaced the window (session switch, /tree navigation, a manual /compact): the
+	 * next request starts a new baseline instead of being compared with the old window.
+	 */
+	rebase(): void {
+		this.#previous = undefined;
+	}
+
+	/** Record one request's messages (as the `context` event gives them). Never throws. */
+	record(messages: readonly unknown[]): RecordOutcome {
+		let digests: Uint8Array;
+		try {
+			if (!Array.isArray(messages)) return { ok: false, reason: "the request's messages are not an array" };
+			digests = digestMessages(this.#core, messages);
+		} catch (err) {
+			return { ok: false, reason: `cannot digest the request: ${err instanceof Error ? err.message : String(err)}` };
+		}
+		return this.#classify(digests, messages.length);
+	}
+
+	#classify(digests: Uint8Array, count: number): RecordOutcome {
+		const c = this.#counters;
+		const previous = this.#previous;
+		const announced = this.#announced;
+		this.#previous = digests;
+		this.#announced = undefined;
+		c.requests++;
+		if (!previous) {
+			c.baselines++;
+			return { ok: true, kind: "baseline", messages: count };
+		}
+		const firstChanged = firstChangedIndex(previous, digests);
+		if (firstChanged < 0) {
+			c.pureAppends++;
+			if (announced) c.lapsedAnnouncements++;
+			return { ok: true, kind: "append", messages: count };
+		}
+		if (announced) {
+			c.attributed[announced]++;
+			this.#lastRewrite = { request: c.requests, firstChanged, reason: announced };
+			return { ok: true, kind: "attributed", reason: announced, firstChanged, messages: count };
+		}
+		c.unattributed++;
+		this.#lastRewrite = { request: c.requests, firstChanged, reason: "unattributed" };
+		return { ok: true, kind: "unattributed", firstChanged, messages: count };
+	}
+
+	/** A copy of the counters. */
+	counters(): RewriteCounters {
+		return { ...this.#counters, attributed: { ...this.#counters.attributed } };
+	}
+
+	get lastRewrite(): LastRewrite | undefined {
+		return this.#lastRewrite && { ...this.#lastRewrite };
+	}
+
+	/** The last request's per-message digests, hex (for status). */
+	lastDigests(): string[] {
+		const d = this.#previous;
+		if (!d) return [];
+		const out: string[] = [];
+		for (let i = 0; i < d.byteLength; i += DIGEST_BYTES) out.push(toHex(d, i, i + DIGEST_BYTES));
+		return out;
+	}
+}
+
+/** A message as Pi projects it (an AgentMessage). */
+type AgentMessage = SessionProjection["messages"][number];
+
+export type Alignment = { ok: true; entries: SessionEntry[] } | { ok: false; reason: string };
+
+const roleOf = (m: unknown): string =>
+	typeof m === "object" && m !== null && typeof (m as { role?: unknown }).role === "string"
+		? (m as { role: string }).role
+		: "(none)";
+const timestampOf = (m: unknown): unknown =>
+	typeof m === "object" && m !== null ? (m as { timestamp?: unknown }).timestamp : undefined;
+
+/**
+ * The session entry owning each message of a `context` event: the projection's messages, system
+ * ones dropped, match the event's one to one (REPORT.md §3). Checked by count, role and
+ * timestamp at every index (timestamps repeat, so they check order, they are not keys). A
+ * failure means something changed the list before us (another extension): the caller degrades.
+ */
+export function alignWithProjection(
+	messages: readonly AgentMessage[],
+	projection: Pick<SessionProjection, "entries">,
+): Alignment {
+	const owners: SessionEntry[] = [];
+	const projected: AgentMessage[] = [];
+	for (const pe of projection.entries) {
+		for (const m of pe.messages) {
+			if (m.role === "system") continue;
+			owners.push(pe.sourceEntry);
+			projected.push(m);
+		}
+	}
+	if (projected.length !== messages.length) {
+		return {
+			ok: false,
+			reason: `the request has ${messages.length} messages, the session projection ${projected.length}`,
+		};
+	}
+	for (let i = 0; i < messages.length; i++) {
+		const got = roleOf(messages[i]);
+		const want = roleOf(projected[i]);
+		if (got !== want) {
+			return { ok: false, reason: `message ${i} is ${got} in the request, ${want} in the session projection` };
+		}
+		if (timestampOf(messages[i]) !== timestampOf(projected[i])) {
+			return {
+				ok: false,
+				reason: `message ${i} (${got}) has timestamp ${String(timestampOf(messages[i]))} in the request, ${String(timestampOf(projected[i]))} in the session projection`,
+			};
+		}
+	}
+	return { ok: true, entries: owners };
+}

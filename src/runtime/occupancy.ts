@@ -1,0 +1,302 @@
+// Capacity accounting (SPEC 6): one denominator, the serving budget, and one numerator, the
+// estimated size of the next request, calibrated by the last usage the provider really reported.
+//
+// Budget. `providerInputBudget` when the user gives one; else the model's context window minus an
+// output reservation: the model's `maxTokens`, capped at OUTPUT_RESERVE_SHARE of the window.
+// Why not Pi's compaction `reserveTokens` (REPORT.md §7: Pi compacts when tokens > window -
+// reserveTokens)? It is a setting of the compaction we replace, sized for a summary prompt and
+// its answer (default 16384: it would leave nothing of a 16k window), not a property of the model.
+// The provider needs room for the answer: pi-ai asks for `maxTokens` and only clamps it to the
+// room left, so reserving it keeps a full-length answer possible. Some models declare a
+// maxTokens that is a large part of the window (128k of 400k); the cap keeps most of the window
+// for input, and the commit at maxTarget leaves further headroom below the budget.
+//
+// Estimate. The core's estimator over the text a provider bills for each message (roles, text,
+// thinking, tool names and arguments, tool output, the system prompt and tool declarations), not
+// the message JSON: usage, api/model, details, ids and timestamps never reach a model, and JSON
+// escaping inflates code. Metadata would weigh far more in a window of briefs than in one of raw
+// output, so with JSON the calibration ratio would shift at every commit, which changes exactly
+// that mix (not measured here against a real provider: the faux provider bills chars/4).
+// The commit's "tokens freed" per mark must use the same function (estimateMessages), so that
+// the amount to free and the amount freed are in one unit. Calibration (class Calibration) anchors
+// the estimate to the last usage the provider reported.
+import type { PiFoldCore } from "../../bindings/index.ts";
+import { canonicalJson } from "./canonical-json.ts";
+import type { Thresholds } from "./thresholds.ts";
+
+/** The output reservation never takes more than this share of the context window. */
+export const OUTPUT_RESERVE_SHARE = 0.25;
+/** Images are billed by pixels, not by their base64 text; a fixed allowance per image (about a 1 MP image). */
+export const IMAGE_TOKENS = 1600;
+/** A calibration ratio outside [1/MAX_RATIO, MAX_RATIO] cannot describe the same request: refused. */
+export const MAX_CALIBRATION_RATIO = 4;
+
+export interface ModelLimits {
+	contextWindow: number;
+	/** The model's output ceiling; 0 or absent means unknown. */
+	maxTokens?: number;
+}
+
+export type Budget =
+	| { ok: true; budget: number; reserve: number; source: "providerInputBudget" | "model" }
+	| { ok: false; reason: string };
+
+/** The serving budget: the one denominator of every share pi-fold reports. */
+export function servingBudget(model: ModelLimits | undefined, providerInputBudget?: number): Budget {
+	if (providerInputBudget !== undefined) {
+		if (!Number.isSafeInteger(providerInputBudget) || providerInputBudget < 1) {
+			return {
+				ok: false,
+				reason: `providerInputBudget must be a positive integer, got ${String(providerInputBudget)}`,
+			};
+		}
+		return { ok: true, budget: providerInputBudget, reserve: 0, source: "providerInputBudget" };
+	}
+	if (!model) return { ok: false, reason: "no model is selected and no providerInputBudget is given" };
+	const window = model.contextWindow;
+	if (!Number.isSafeInteger(window) || window < 1) {
+		return { ok: false, reason: `the model's context window is not a positive integer (${String(window)})` };
+	}
+	const cap = Math.floor(window * OUTPUT_RESERVE_SHARE);
+	const declared = model.maxTokens;
+	const reserve = Number.isSafeInteger(declared) && (declared as number) > 0 ? Math.min(declared as number, cap) : cap;
+	return { ok: true, budget: window - reserve, reserve, source: "model" };
+}
+
+/** What the estimator sees of one message: its billed text, and how many images it carries. */
+export interface BilledParts {
+	text: string;
+	images: number;
+}
+
+type Block = { type?: unknown; text?: unknown; thinking?: unknown; name?: unknown; arguments?: unknown };
+
+function blocksText(content: unknown, parts: string[]): number {
+	if (typeof content === "string") {
+		parts.push(content);
+		return 0;
+	}
+	if (!Array.isArray(content)) return 0;
+	let images = 0;
+	for (const raw of content as Block[]) {
+		if (typeof raw !== "object" || raw === null) continue;
+		if (raw.type === "text" && typeof raw.text === "string") parts.push(raw.text);
+		else if (raw.type === "thinking" && typeof raw.thinking === "string") parts.push(raw.thinking);
+		else if (raw.type === "toolCall") parts.push(`${String(raw.name)} ${canonicalJson(raw.arguments ?? {})}`);
+		else if (raw.type === "image") images++;
+		else parts.push(canonicalJson(raw)); // a block kind this code does not know: count all of it
+	}
+	return images;
+}
+
+/** The billed text of one message (any Pi AgentMessage or pi-ai Message). */
+export function billedParts(message: unknown): BilledParts {
+	if (typeof message !== "object" || message === null) return { text: "", images: 0 };
+	const m = message as Record<string, unknown>;
+	const parts: string[] = [typeof m.role === "string" ? m.role : "message"];
+	let images = 0;
+	if (m.role === "system") {
+		images += blocksText(m.content, parts);
+		if (typeof m.sections === "object" && m.sections !== null) {
+			for (const section of Object.values(m.sections)) if (typeof section === "string") parts.push(section);
+		}
+		if (m.toolsAdded !== undefined) parts.push(canonicalJson(m.toolsAdded));
+		if (m.toolsRemoved !== undefined) parts.push(canonicalJson(m.toolsRemoved));
+	} else if ("content" in m) {
+		if (m.role === "toolResult" && typeof m.toolName === "string") parts.push(m.toolName);
+		images += blocksText(m.content, parts);
+	} else {
+		// Pi's own kinds without content (bash executions, summaries): all of it, overestimated.
+		parts.push(canonicalJson(m));
+	}
+	return { text: parts.join("\n"), images };
+}
+
+/** A request's uncalibrated estimate, message by message, with the billed texts it was made from. */
+export interface RequestEstimate {
+	texts: string[];
+	/** Per message, image allowance included. */
+	tokens: Uint32Array;
+	total: number;
+}
+
+/** Estimate a request carrying `messages` (pass all of them, system messages included). */
+export function estimateRequestDetail(core: PiFoldCore, messages: readonly unknown[]): RequestEstimate {
+	const parts = messages.map(billedParts);
+	const texts = parts.map((p) => p.text);
+	const tokens = core.estimateTokensBatch(texts);
+	let total = 0;
+	for (let i = 0; i < parts.length; i++) {
+		tokens[i] += parts[i].images * IMAGE_TOKENS;
+		total += tokens[i];
+	}
+	return { texts, tokens, total };
+}
+
+/** Estimated tokens of each message, in order (uncalibrated): also the unit of a mark's "tokens freed". */
+export function estimateMessages(core: PiFoldCore, messages: readonly unknown[]): Uint32Array {
+	return estimateRequestDetail(core, messages).tokens;
+}
+
+/** Estimated tokens of a whole request (uncalibrated). */
+export function estimateRequest(core: PiFoldCore, messages: readonly unknown[]): number {
+	return estimateRequestDetail(core, messages).total;
+}
+
+/** The prompt side of a provider usage report. */
+export interface PromptUsage {
+	input: number;
+	cacheRead: number;
+	cacheWrite: number;
+}
+
+/** input + cacheRead + cacheWrite, or undefined when the report is missing, malformed or empty. */
+export function promptTokensOf(usage: unknown): number | undefined {
+	if (typeof usage !== "object" || usage === null) return undefined;
+	const u = usage as Record<string, unknown>;
+	let total = 0;
+	for (const key of ["input", "cacheRead", "cacheWrite"] as const) {
+		const v = u[key] ?? 0;
+		if (typeof v !== "number" || !Number.isFinite(v) || v < 0) return undefined;
+		total += v;
+	}
+	return total > 0 ? total : undefined;
+}
+
+export interface Occupancy {
+	/** Calibrated estimate of the next request. */
+	tokens: number;
+	budget: number;
+	/** tokens / budget. */
+	share: number;
+}
+
+export function occupancyOf(tokens: number, budget: number): Occupancy {
+	return { tokens, budget, share: budget > 0 ? tokens / budget : Number.POSITIVE_INFINITY };
+}
+
+/**
+ * Tokens a commit must free: when the next request would reach maxTarget of the budget, enough to
+ * bring it down to minTarget; otherwise 0 (no commit fires).
+ */
+export function commitNeed(occupancy: Occupancy, thresholds: Pick<Thresholds, "maxTarget" | "minTarget">): number {
+	const { tokens, budget } = occupancy;
+	if (tokens < thresholds.maxTarget * budget) return 0;
+	return Math.max(0, Math.ceil(tokens - Math.floor(thresholds.minTarget * budget)));
+}
+
+export type CalibrationOutcome =
+	| { ok: true; ratio: number; real: number; estimated: number }
+	| { ok: false; reason: string };
+
+/**
+ * Calibration of the estimator against the provider, from the request a usage report belongs to:
+ * the last one observed (observeRequest, as the request is sent) before the assistant message
+ * carrying that usage. Each observation is used once.
+ *
+ * The next request is estimated in one of two ways:
+ * - it extends the calibrated request (same billed text for every message of it, then more: the
+ *   normal case between commits): the reported usage, exact, plus the calibrated estimate of the
+ *   appended messages only; an error can come only from what was appended since;
+ * - anything else (a commit rewrote the window): the whole estimate times the ratio real/estimated.
+ *
+ * The ratio is kept across a commit on purpose: it measures how the provider's tokenizer and
+ * framing differ from the estimator on billed text, which a commit does not change (it swaps raw
+ * output for briefs, both billed text), and dropping it would fall back to the raw estimate just
+ * when the fence and the next commit decision need the best number. The first request after the
+ * commit re-measures it. It is dropped when it stops describing the same thing: another model
+ * (another tokenizer), or a report so far from the estimate (beyond MAX_CALIBRATION_RATIO) that it
+ * cannot be this request's usage; a refused report keeps the previous calibration.
+ */
+export class Calibration {
+	#observed: { estimate: RequestEstimate; model: string } | undefined;
+	#anchor: { estimate: RequestEstimate; real: number; ratio: number; model: string } | undefined;
+
+	/** Record the estimate of a request being sent to `model` ("provider/id"). */
+	observeRequest(estimate: RequestEstimate, model: string): void {
+		this.#observed = estimate.total > 0 ? { estimate, model } : undefined;
+	}
+
+	/** Take the usage of the response to the last observed request. Refusals change nothing. */
+	calibrate(usage: unknown, model: string): CalibrationOutcome {
+		const real = promptTokensOf(usage);
+		if (real === undefined) return { ok: false, reason: "the usage report has no prompt tokens" };
+		const observed = this.#observed;
+		if (!observed) return { ok: false, reason: "no observed request for this usage (already used, or none yet)" };
+		if (observed.model !== model) {
+			return { ok: false, reason: `the usage is from ${model}, the observed request went to ${observed.model}` };
+		}
+		const estimated = observed.estimate.total;
+		const ratio = real / estimated;
+		if (ratio > MAX_CALIBRATION_RATIO || ratio < 1 / MAX_CALIBRATION_RATIO) {
+			return {
+				ok: false,
+				reason: `implausible calibration: ${real} real vs ${estimated} estimated tokens (ratio ${ratio.toFixed(3)})`,
+			};
+		}
+		this.#observed = undefined;
+		this.#anchor = { estimate: observed.estimate, real, ratio, model };
+		return { ok: true, ratio, real, estimated };
+	}
+
+	/** The ratio that applies to requests to `model` (1 until that model has reported usage). */
+	ratioFor(model: string): number {
+		return this.#anchor && this.#anchor.model === model ? this.#anchor.ratio : 1;
+	}
+
+	/** The calibrated token count of a request to `model`. */
+	apply(estimate: RequestEstimate, model: string): number {
+		const a = this.#anchor;
+		if (!a || a.model !== model) return estimate.total;
+		const base = a.estimate.texts;
+		if (extendsTexts(base, estimate.texts)) {
+			let appended = 0;
+			for (let i = base.length; i < estimate.tokens.length; i++) appended += estimate.tokens[i];
+			return Math.round(a.real + appended * a.ratio);
+		}
+		return Math.round(estimate.total * a.ratio);
+	}
+}
+
+function extendsTexts(base: readonly string[], next: readonly string[]): boolean {
+	if (base.length > next.length) return false;
+	for (let i = 0; i < base.length; i++) if (base[i] !== next[i]) return false;
+	return true;
+}
+
+/** "provider/id", the key calibration is kept under. */
+export function modelKey(model: { provider: string; id: string } | undefined): string {
+	return model ? `${model.provider}/${model.id}` : "(no model)";
+}
+
+/** Everything one runtime needs: the core and the calibration, together. */
+export class OccupancyMeter {
+	readonly calibration = new Calibration();
+	readonly #core: PiFoldCore;
+
+	constructor(core: PiFoldCore) {
+		this.#core = core;
+	}
+
+	/** The uncalibrated estimate of a request carrying `messages` (system messages included). */
+	estimateRequest(messages: readonly unknown[]): RequestEstimate {
+		return estimateRequestDetail(this.#core, messages);
+	}
+
+	/** Call for each request as it is sent (all its messages); returns its uncalibrated estimate. */
+	observeRequest(messages: readonly unknown[], model: string): RequestEstimate {
+		const estimate = this.estimateRequest(messages);
+		this.calibration.observeRequest(estimate, model);
+		return estimate;
+	}
+
+	/** Call with the usage of each assistant message (Pi's `message_end`/`turn_end`). */
+	calibrate(usage: unknown, model: string): CalibrationOutcome {
+		return this.calibration.calibrate(usage, model);
+	}
+
+	/** Occupancy of a request carrying `messages`, calibrated, against `budget`. */
+	occupancy(messages: readonly unknown[], model: string, budget: number): Occupancy {
+		return occupancyOf(this.calibration.apply(this.estimateRequest(messages), model), budget);
+	}
+}

@@ -1,0 +1,249 @@
+// Rewrite instrumentation inside a real AgentSession: every `context` event is recorded; requests
+// between commits are pure appends, a context_edit commit announced by the runtime is an
+// attributed rewrite, the same edit unannounced is an unattributed one; and each request's
+// messages align one to one with the session entries that own them.
+import { isDeepStrictEqual } from "node:util";
+import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
+import type { ExtensionAPI, SessionEntry } from "@earendil-works/pi-coding-agent";
+import { afterAll, describe, expect, it } from "vitest";
+import { nodeCore } from "../bindings/node.ts";
+import { canonicalJson } from "../src/runtime/canonical-json.ts";
+import {
+	type Alignment,
+	alignWithProjection,
+	digestMessages,
+	firstChangedIndex,
+	type RecordOutcome,
+	RewriteRecorder,
+} from "../src/runtime/instrumentation.ts";
+import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
+
+const core = nodeCore();
+afterAll(removeTempDirs);
+
+type Messages = Parameters<typeof alignWithProjection>[0];
+
+interface Seen {
+	messages: Messages;
+	outcome: RecordOutcome;
+	alignment: Alignment;
+	/** The same request with its last message dropped, and with one role changed. */
+	shortened: Alignment;
+	relabelled: Alignment;
+}
+
+interface Plan {
+	/** At turn_end #1, fold batch A (turn 0's tool calls and results) with one context_edit batch. */
+	fold: boolean;
+	/** Announce that fold as a commit. */
+	announceFold: boolean;
+	/** Announce a commit at turn_end #0 that never happens. */
+	announceNothing?: boolean;
+}
+
+function instrumented(recorder: RewriteRecorder, seen: Seen[], plan: Plan) {
+	return (pi: ExtensionAPI) => {
+		let batchA: { assistant: string; results: string[] } | undefined;
+		pi.on("context", (e, ctx) => {
+			const projection = ctx.sessionManager.buildSessionProjection();
+			const relabelled = structuredClone(e.messages);
+			const victim = relabelled[relabelled.length - 1] as { role: string };
+			victim.role = victim.role === "user" ? "assistant" : "user";
+			seen.push({
+				messages: structuredClone(e.messages),
+				outcome: recorder.record(e.messages),
+				alignment: alignWithProjection(e.messages, projection),
+				shortened: alignWithProjection(e.messages.slice(0, -1), projection),
+				relabelled: alignWithProjection(relabelled, projection),
+			});
+		});
+		pi.on("turn_end", (e) => {
+			if (e.turnIndex === 0) {
+				batchA = { assistant: e.messageEntryId, results: e.toolResultEntryIds };
+				if (plan.announceNothing) recorder.announce("commit");
+				return;
+			}
+			if (e.turnIndex !== 1 || !plan.fold || !batchA) return;
+			if (plan.announceFold) recorder.announce("commit");
+			return {
+				entries: [
+					...e.entries,
+					{
+						type: "context_edit",
+						targetId: batchA.assistant,
+						replacement: { content: [{ type: "text", text: "[fold A: ls and echo of the work dir]" }] },
+					},
+					...batchA.results.map((targetId) => ({ type: "context_edit" as const, targetId, replacement: null })),
+				],
+			};
+		});
+	};
+}
+
+/** One prompt, six turns: a two-call batch, then single calls, then a final answer. */
+function workload() {
+	const call = (name: string, args: Parameters<typeof fauxToolCall>[1], id: string) => fauxToolCall(name, args, { id });
+	return [
+		fauxAssistantMessage([call("ls", { path: "." }, "a0"), call("bash", { command: "echo alpha" }, "a1")], {
+			stopReason: "toolUse",
+		}),
+		...[1, 2, 3, 4].map((i) =>
+			fauxAssistantMessage([fauxText(`step ${i}`), call("bash", { command: `echo step ${i}` }, `b${i}`)], {
+				stopReason: "toolUse",
+			}),
+		),
+		fauxAssistantMessage(fauxText("all done")),
+	];
+}
+
+async function run(plan: Plan) {
+	const recorder = new RewriteRecorder(core);
+	const seen: Seen[] = [];
+	const h = await makeSession({ extensions: [instrumented(recorder, seen, plan)] });
+	try {
+		h.script(workload());
+		await h.session.prompt("look around");
+		h.script([fauxAssistantMessage(fauxText("second answer"))]);
+		await h.session.prompt("and now?");
+		expect(h.extensionErrors).toEqual([]);
+		const requests = h.captured.map((c) => c.context.messages.filter((m) => m.role !== "system"));
+		return { recorder, seen, requests, branch: h.session.sessionManager.getBranch() };
+	} finally {
+		h.dispose();
+	}
+}
+
+/** How many captured requests extend their predecessor (deep equality; independent of the recorder). */
+function appendsIn(requests: Message[][]): number {
+	let n = 0;
+	for (let k = 1; k < requests.length; k++) {
+		const prev = requests[k - 1];
+		if (prev.length <= requests[k].length && prev.every((m, i) => isDeepStrictEqual(m, requests[k][i]))) n++;
+	}
+	return n;
+}
+
+/** Where batch A's assistant message sits in a request. */
+const batchAIndex = (messages: Messages) =>
+	messages.findIndex((m) => m.role === "assistant" && m.content.some((b) => b.type === "toolCall" && b.id === "a0"));
+
+function expectAligned(seen: Seen[], branch: SessionEntry[]) {
+	const onBranch = new Set(branch.map((e) => e.id));
+	for (const s of seen) {
+		expect(s.alignment.ok, s.alignment.ok ? "" : s.alignment.reason).toBe(true);
+		if (!s.alignment.ok) continue;
+		s.alignment.entries.forEach((entry, i) => {
+			expect(onBranch.has(entry.id)).toBe(true);
+			const m = s.messages[i];
+			if (entry.type === "message") {
+				expect(entry.message.role).toBe(m.role);
+				if (m.role === "toolResult" && entry.message.role === "toolResult") {
+					expect(entry.message.toolCallId).toBe(m.toolCallId);
+				}
+			}
+		});
+		expect(s.shortened).toMatchObject({ ok: false, reason: expect.stringMatching(/messages/) });
+		expect(s.relabelled).toMatchObject({
+			ok: false,
+			reason: expect.stringMatching(/^message \d+ is \w+ in the request, \w+ in the session projection$/),
+		});
+	}
+}
+
+describe("rewrite instrumentation in an AgentSession", () => {
+	it("a run with no edits is all pure appends, and every message aligns with its entry", async () => {
+		const { recorder, seen, requests, branch } = await run({ fold: false, announceFold: false });
+		const c = recorder.counters();
+		expect(c.requests).toBe(requests.length);
+		expect(c.baselines).toBe(1);
+		expect(c.pureAppends).toBe(requests.length - 1);
+		expect(c.pureAppends).toBe(appendsIn(requests)); // the provider saw the same thing
+		expect(c.unattributed).toBe(0);
+		expect(Object.values(c.attributed).every((n) => n === 0)).toBe(true);
+		expect(recorder.lastRewrite).toBeUndefined();
+		// The digests kept for status are those of the last request, message by message.
+		const last = seen.at(-1) as Seen;
+		expect(recorder.lastDigests()).toHaveLength(last.messages.length);
+		expect(recorder.lastDigests()[0]).toBe(
+			Buffer.from(digestMessages(core, last.messages).subarray(0, 32)).toString("hex"),
+		);
+		expectAligned(seen, branch);
+	});
+
+	it("a context_edit commit announced by the runtime is exactly one attributed rewrite", async () => {
+		const { recorder, seen, requests, branch } = await run({ fold: true, announceFold: true });
+		const c = recorder.counters();
+		expect(c.requests).toBe(requests.length);
+		expect(c.attributed.commit).toBe(1);
+		expect(c.unattributed).toBe(0);
+		expect(c.pureAppends).toBe(requests.length - 2);
+		expect(c.pureAppends).toBe(appendsIn(requests));
+		// The rewrite is the request right after turn_end #1, starting at batch A's assistant message.
+		const at = seen.findIndex((s) => s.outcome.ok && s.outcome.kind === "attributed");
+		expect(at).toBe(2);
+		const expectedIndex = batchAIndex(seen[at - 1].messages);
+		expect(expectedIndex).toBeGreaterThan(0);
+		expect(seen[at].outcome).toMatchObject({ ok: true, reason: "commit", firstChanged: expectedIndex });
+		expect(recorder.lastRewrite).toEqual({ request: at + 1, firstChanged: expectedIndex, reason: "commit" });
+		expect(batchAIndex(seen[at].messages)).toBe(-1); // the fold really reached the request
+		expectAligned(seen, branch); // the edited projection aligns too
+	});
+
+	it("the same edit unannounced is one unattributed rewrite; an announcement lapses after one request", async () => {
+		const { recorder, seen, requests, branch } = await run({ fold: true, announceFold: false, announceNothing: true });
+		const c = recorder.counters();
+		expect(c.unattributed).toBe(1);
+		expect(c.attributed.commit).toBe(0);
+		expect(c.lapsedAnnouncements).toBe(1); // turn_end #0 announced, the next request only appended
+		expect(c.requests).toBe(c.baselines + c.pureAppends + c.unattributed);
+		expect(c.pureAppends).toBe(appendsIn(requests));
+		expect(recorder.lastRewrite).toMatchObject({ reason: "unattributed", firstChanged: batchAIndex(seen[1].messages) });
+		expectAligned(seen, branch);
+	});
+});
+
+describe("recorder units", () => {
+	it("canonical JSON sorts keys and drops what JSON.stringify drops", () => {
+		expect(canonicalJson({ b: 1, a: undefined, c: [undefined, "x"], d: { z: null, y: Number.NaN } })).toBe(
+			'{"b":1,"c":[null,"x"],"d":{"y":null,"z":null}}',
+		);
+		const message = { role: "toolResult", toolCallId: "c1", content: [{ type: "text", text: 'say "hi"\n' }] };
+		expect(JSON.parse(canonicalJson(message))).toEqual(message);
+	});
+
+	const msg = (text: string) => ({ role: "user", content: text, timestamp: 1 });
+
+	it("compares by canonical JSON: key order does not count as a rewrite", () => {
+		const r = new RewriteRecorder(core);
+		r.record([{ role: "user", content: "a", timestamp: 1 }]);
+		expect(r.record([{ timestamp: 1, content: "a", role: "user" }, msg("b")])).toMatchObject({ kind: "append" });
+	});
+
+	it("a shorter request is a rewrite at the first missing index", () => {
+		const a = digestMessages(core, [msg("a"), msg("b"), msg("c")]);
+		expect(firstChangedIndex(a, digestMessages(core, [msg("a"), msg("b")]))).toBe(2);
+		expect(firstChangedIndex(a, digestMessages(core, [msg("a"), msg("x"), msg("c")]))).toBe(1);
+		expect(firstChangedIndex(a, a)).toBe(-1);
+	});
+
+	it("refuses what it cannot digest and changes nothing", () => {
+		const r = new RewriteRecorder(core);
+		r.record([msg("a")]);
+		const before = r.counters();
+		expect(r.record([{ role: "user", content: 1n }])).toMatchObject({
+			ok: false,
+			reason: expect.stringContaining("BigInt"),
+		});
+		expect(r.record("nope" as unknown as unknown[])).toMatchObject({ ok: false });
+		expect(r.counters()).toEqual(before);
+		expect(r.record([msg("a"), msg("b")])).toMatchObject({ kind: "append" });
+	});
+
+	it("rebase starts a new baseline instead of a rewrite", () => {
+		const r = new RewriteRecorder(core);
+		r.record([msg("a"), msg("b")]);
+		r.rebase();
+		expect(r.record([msg("summary")])).toMatchObject({ kind: "baseline" });
+		expect(r.counters()).toMatchObject({ requests: 2, baselines: 2, unattributed: 0 });
+	});
+});

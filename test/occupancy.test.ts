@@ -1,0 +1,275 @@
+// Capacity accounting inside a real AgentSession: the serving budget, the estimate of each request
+// calibrated by the usage the (faux) provider reports, and the thresholds' refusals.
+import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { afterAll, describe, expect, it } from "vitest";
+import { nodeCore } from "../bindings/node.ts";
+import {
+	billedParts,
+	Calibration,
+	commitNeed,
+	estimateRequest,
+	MAX_CALIBRATION_RATIO,
+	modelKey,
+	OccupancyMeter,
+	OUTPUT_RESERVE_SHARE,
+	occupancyOf,
+	promptTokensOf,
+	type RequestEstimate,
+	servingBudget,
+} from "../src/runtime/occupancy.ts";
+import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/runtime/thresholds.ts";
+import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
+
+const core = nodeCore();
+afterAll(removeTempDirs);
+
+/** One request as the extension saw it: estimates before it went out, the usage after. */
+interface Observed {
+	raw: number;
+	calibrated: number;
+	real?: number;
+	messages: number;
+}
+
+/** An extension that meters every request (full transcript, system included) and calibrates on each reply. */
+function meteringExtension(meter: OccupancyMeter, log: Observed[]) {
+	return (pi: ExtensionAPI) => {
+		pi.on("context_with_system", (e, ctx) => {
+			const model = modelKey(ctx.model);
+			const calibrated = meter.occupancy(e.messages, model, 1).tokens; // before this request's own usage
+			const raw = meter.observeRequest(e.messages, model).total;
+			log.push({ raw, calibrated, messages: e.messages.length });
+		});
+		pi.on("message_end", (e, ctx) => {
+			if (e.message.role !== "assistant") return;
+			const outcome = meter.calibrate(e.message.usage, modelKey(ctx.model));
+			const last = log.at(-1);
+			if (last && outcome.ok) last.real = outcome.real;
+		});
+	};
+}
+
+/** A multi-step turn whose tool output is all digits: the estimator and the faux provider's chars/4 disagree on it. */
+function digitsWorkload(steps: number) {
+	const script = [];
+	for (let i = 0; i < steps; i++) {
+		script.push(
+			fauxAssistantMessage(fauxToolCall("bash", { command: `seq ${i * 1000} ${i * 1000 + 700}` }, { id: `c${i}` }), {
+				stopReason: "toolUse",
+			}),
+		);
+	}
+	script.push(fauxAssistantMessage(fauxText("done")));
+	return script;
+}
+
+describe("serving budget", () => {
+	it("is the context window minus the model's maxTokens when that is under the cap", () => {
+		const b = servingBudget({ contextWindow: 128_000, maxTokens: 4096 });
+		expect(b).toEqual({ ok: true, budget: 128_000 - 4096, reserve: 4096, source: "model" });
+	});
+
+	it("caps the output reservation at a share of the window, and uses the cap when maxTokens is unknown", () => {
+		const window = 400_000;
+		const cap = Math.floor(window * OUTPUT_RESERVE_SHARE);
+		expect(servingBudget({ contextWindow: window, maxTokens: 128_000 })).toMatchObject({
+			budget: window - cap,
+			reserve: cap,
+		});
+		expect(servingBudget({ contextWindow: window })).toMatchObject({ budget: window - cap, reserve: cap });
+		expect(servingBudget({ contextWindow: window, maxTokens: 0 })).toMatchObject({ budget: window - cap });
+	});
+
+	it("is providerInputBudget when given, whatever the model says", () => {
+		expect(servingBudget({ contextWindow: 128_000, maxTokens: 4096 }, 50_000)).toEqual({
+			ok: true,
+			budget: 50_000,
+			reserve: 0,
+			source: "providerInputBudget",
+		});
+		expect(servingBudget(undefined, 50_000)).toMatchObject({ ok: true, budget: 50_000 });
+	});
+
+	it("refuses what cannot be a budget, with the reason", () => {
+		expect(servingBudget({ contextWindow: 128_000 }, 0)).toMatchObject({
+			ok: false,
+			reason: expect.stringContaining("providerInputBudget"),
+		});
+		expect(servingBudget({ contextWindow: 128_000 }, 1.5)).toMatchObject({ ok: false });
+		expect(servingBudget({ contextWindow: 0 })).toMatchObject({
+			ok: false,
+			reason: expect.stringContaining("context window"),
+		});
+		expect(servingBudget(undefined)).toMatchObject({ ok: false, reason: expect.stringContaining("no model") });
+	});
+
+	it("follows the session's real model", async () => {
+		const h = await makeSession({ contextWindow: 32_000, maxTokens: 3_000 });
+		try {
+			const model = h.session.model;
+			expect(model).toBeDefined();
+			expect(servingBudget(model)).toMatchObject({ ok: true, budget: 32_000 - 3_000, reserve: 3_000 });
+			expect(servingBudget(model, 20_000)).toMatchObject({ ok: true, budget: 20_000 });
+		} finally {
+			h.dispose();
+		}
+	});
+});
+
+describe("estimating and calibrating requests in an AgentSession", () => {
+	it("calibration pulls each estimate toward the usage the provider then reports", async () => {
+		const meter = new OccupancyMeter(core);
+		const log: Observed[] = [];
+		const h = await makeSession({ extensions: [meteringExtension(meter, log)] });
+		try {
+			h.script(digitsWorkload(8));
+			// Digits from the first request on, so every request has the mix the next one has.
+			await h.session.prompt(`continue this count: ${Array.from({ length: 1500 }, (_, i) => i).join(" ")}`);
+			expect(h.extensionErrors).toEqual([]);
+			expect(log).toHaveLength(h.captured.length);
+			expect(log.every((o) => o.real !== undefined)).toBe(true);
+
+			// The workload is chosen so the estimator is visibly off (digits tokenize densely;
+			// the faux provider bills chars/4): calibration has something to correct.
+			const first = log[0];
+			expect(first.calibrated).toBe(first.raw); // nothing reported yet
+			const last = log.at(-1) as Observed & { real: number };
+			expect(Math.abs(last.raw - last.real) / last.real).toBeGreaterThan(0.1);
+
+			// Every later request is the previous one plus appended messages of the same kind, so the
+			// previous request's usage plus its ratio must bring the estimate closer to what is billed.
+			for (const o of log.slice(1)) {
+				const real = o.real as number;
+				expect(Math.abs(o.calibrated - real)).toBeLessThan(Math.abs(o.raw - real));
+			}
+			// And close: the ratio of the last request applied to itself reproduces its usage.
+			const again = meter.estimateRequest(h.captured.at(-1)?.context.messages ?? []);
+			expect(again.total).toBe(last.raw);
+			expect(meter.calibration.apply(again, modelKey(h.session.model))).toBe(last.real);
+		} finally {
+			h.dispose();
+		}
+	});
+
+	it("the estimate counts the system prompt and tool declarations", async () => {
+		const log: Observed[] = [];
+		const h = await makeSession({ extensions: [meteringExtension(new OccupancyMeter(core), log)] });
+		try {
+			h.script([fauxAssistantMessage(fauxText("hi"))]);
+			await h.session.prompt("hello");
+			const messages = h.captured[0].context.messages;
+			const system = messages.filter((m) => m.role === "system");
+			expect(system.length).toBeGreaterThan(0);
+			expect(billedParts(system[0]).text).toContain('"name":"bash"');
+			expect(estimateRequest(core, messages)).toBeGreaterThan(
+				estimateRequest(
+					core,
+					messages.filter((m) => m.role !== "system"),
+				),
+			);
+		} finally {
+			h.dispose();
+		}
+	});
+});
+
+/** A request estimate made by hand: one message per token count, distinct texts. */
+function handEstimate(tokens: number[], texts = tokens.map((_, i) => `m${i}`)): RequestEstimate {
+	return { texts, tokens: Uint32Array.from(tokens), total: tokens.reduce((a, b) => a + b, 0) };
+}
+
+describe("calibration", () => {
+	it("anchors an appended request to the reported usage, and scales a rewritten one by the ratio", () => {
+		const c = new Calibration();
+		c.observeRequest(handEstimate([300, 500]), "p/m");
+		expect(c.calibrate({ input: 0, cacheRead: 600, cacheWrite: 400 }, "p/m")).toMatchObject({ ok: true, ratio: 1.25 });
+		// Same two messages, then 200 more estimated tokens: 1000 billed + 200 * 1.25.
+		expect(c.apply(handEstimate([300, 500, 200]), "p/m")).toBe(1000 + 250);
+		// The second message was rewritten (a commit): no anchor, the whole estimate is scaled.
+		expect(c.apply(handEstimate([300, 40, 200], ["m0", "brief", "m2"]), "p/m")).toBe(Math.round(540 * 1.25));
+		// Fewer messages than the calibrated request: not an extension either.
+		expect(c.apply(handEstimate([300]), "p/m")).toBe(Math.round(300 * 1.25));
+	});
+
+	it("refuses usage it cannot attribute, and keeps the calibration it had", () => {
+		const c = new Calibration();
+		expect(c.calibrate({ input: 0, cacheRead: 900, cacheWrite: 100 }, "p/m")).toMatchObject({ ok: false }); // nothing observed
+		c.observeRequest(handEstimate([800]), "p/m");
+		expect(c.calibrate({ input: 0, cacheRead: 0, cacheWrite: 0 }, "p/m")).toMatchObject({ ok: false }); // an error reply
+		expect(c.calibrate({ input: 1000 }, "p/other")).toMatchObject({
+			ok: false,
+			reason: expect.stringContaining("p/other"),
+		});
+		expect(c.calibrate({ input: 800 * (MAX_CALIBRATION_RATIO + 1) }, "p/m")).toMatchObject({
+			ok: false,
+			reason: expect.stringContaining("implausible"),
+		});
+		expect(c.ratioFor("p/m")).toBe(1);
+		expect(c.calibrate({ input: 100, cacheRead: 800, cacheWrite: 100 }, "p/m")).toMatchObject({
+			ok: true,
+			ratio: 1.25,
+		});
+		expect(c.ratioFor("p/m")).toBe(1.25);
+		expect(c.ratioFor("p/another-model")).toBe(1); // another tokenizer: no carry-over
+		// An observation is used once: a second report for the same request changes nothing.
+		expect(c.calibrate({ input: 2000 }, "p/m")).toMatchObject({ ok: false });
+		expect(c.apply(handEstimate([1000], ["other"]), "p/m")).toBe(1250);
+	});
+
+	it("reads prompt tokens as input + cacheRead + cacheWrite", () => {
+		expect(promptTokensOf({ input: 1, cacheRead: 20, cacheWrite: 300, output: 4000 })).toBe(321);
+		expect(promptTokensOf({ input: -1, cacheRead: 20 })).toBeUndefined();
+		expect(promptTokensOf(null)).toBeUndefined();
+	});
+});
+
+describe("commit need", () => {
+	it("is zero below maxTarget and frees down to minTarget at or above it", () => {
+		const t = DEFAULT_THRESHOLDS;
+		const budget = 10_000;
+		const at = (share: number) => occupancyOf(Math.round(share * budget), budget);
+		expect(commitNeed(at(0.79), t)).toBe(0);
+		expect(commitNeed(at(t.maxTarget), t)).toBe(Math.round(t.maxTarget * budget) - t.minTarget * budget);
+		expect(commitNeed(at(1.2), t)).toBe(1.2 * budget - t.minTarget * budget);
+		expect(occupancyOf(5_000, budget).share).toBe(0.5);
+	});
+});
+
+describe("thresholds", () => {
+	it("defaults to SPEC 8 and merges a partial policy over them", () => {
+		expect(validateThresholds(undefined)).toEqual({
+			ok: true,
+			thresholds: { maxTarget: 0.8, minTarget: 0.4, consolidateAfter: 10, minFoldChars: 8000 },
+		});
+		expect(validateThresholds({ maxTarget: 0.9 })).toEqual({
+			ok: true,
+			thresholds: { ...DEFAULT_THRESHOLDS, maxTarget: 0.9 },
+		});
+	});
+
+	it.each([
+		[{ minTarget: 0.8 }, "thresholds.minTarget"],
+		[{ minTarget: 0.9, maxTarget: 0.5 }, "must be below"],
+		[{ maxTarget: 0 }, "thresholds.maxTarget"],
+		[{ maxTarget: 1.2 }, "thresholds.maxTarget"],
+		[{ minTarget: Number.NaN }, "thresholds.minTarget"],
+		[{ consolidateAfter: 2.5 }, "thresholds.consolidateAfter"],
+		[{ consolidateAfter: 0 }, "thresholds.consolidateAfter"],
+		[{ minFoldChars: "8000" }, "thresholds.minFoldChars"],
+		[{ freshTail: 3 }, "thresholds.freshTail"],
+		[[0.8, 0.4], "an array"],
+	])("refuses %j by name", (input, name) => {
+		const r = validateThresholds(input);
+		expect(r.ok).toBe(false);
+		if (!r.ok) expect(r.problems.join("\n")).toContain(name);
+	});
+
+	it("reports every problem at once and never clamps", () => {
+		const input = { maxTarget: 2, minFoldChars: -1 };
+		const r = validateThresholds(input);
+		expect(r).toMatchObject({ ok: false });
+		if (!r.ok) expect(r.problems).toHaveLength(2);
+		expect(input).toEqual({ maxTarget: 2, minFoldChars: -1 }); // untouched
+	});
+});
