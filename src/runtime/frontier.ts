@@ -11,6 +11,7 @@
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldLattice, FoldView, MarkRequest } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
+import { DEFAULT_THRESHOLDS } from "./thresholds.ts";
 
 export interface FrontierSettings {
 	/** A mark's least size, in canonical bytes of its leaves. */
@@ -22,7 +23,7 @@ export interface FrontierSettings {
 }
 
 export const DEFAULT_FRONTIER_SETTINGS: Readonly<FrontierSettings> = Object.freeze({
-	minFoldChars: 8000,
+	minFoldChars: DEFAULT_THRESHOLDS.minFoldChars,
 	maxCutsPerPass: 8,
 	blacklistAutoFoldTools: new Set<string>(),
 });

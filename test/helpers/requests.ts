@@ -5,15 +5,10 @@ import type { Api, Message, Model, TranscriptContext } from "@earendil-works/pi-
 import { stream as anthropicStream } from "@earendil-works/pi-ai/api/anthropic-messages";
 import { stream as openaiChatStream } from "@earendil-works/pi-ai/api/openai-completions";
 import { stream as openaiResponsesStream } from "@earendil-works/pi-ai/api/openai-responses";
+import { canonicalJson } from "../../src/runtime/canonical-json.ts";
 
 /** JSON with object keys sorted at every depth: equal values give equal text whatever the key order. */
-export function canonical(value: unknown): string {
-	return JSON.stringify(value, (_key, v: unknown) =>
-		v && typeof v === "object" && !Array.isArray(v)
-			? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-			: v,
-	);
-}
+export const canonical = canonicalJson;
 
 /** How many leading messages two requests share (canonical JSON). */
 export function sharedPrefix(prev: readonly unknown[], cur: readonly unknown[]): number {
