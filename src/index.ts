@@ -4,14 +4,34 @@ import { fileURLToPath } from "node:url";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { CORE_WASM_URL, nodeCore } from "../bindings/node.ts";
 import { coreLoader } from "./core.ts";
+import { type RuntimeHandle, registerRuntimeHooks } from "./runtime/hooks.ts";
+import { type PiFoldOptions, parseOptions } from "./runtime/options.ts";
 import { registerFoldTool } from "./tool/register.ts";
 import { hostPiVersion, packageVersion } from "./versions.ts";
 
-export default function piFold(pi: ExtensionAPI): void {
+export type { PiFoldOptions } from "./runtime/options.ts";
+
+export interface PiFold {
+	/** The folding runtime of this extension instance (undefined until the core loads, or if it cannot). */
+	runtime: RuntimeHandle;
+}
+
+/** Register pi-fold with explicit options (SPEC 8). Refuses invalid options by name (throws at load). */
+export function registerPiFold(pi: ExtensionAPI, options: PiFoldOptions = {}): PiFold {
+	const parsed = parseOptions(options);
+	if (!parsed.ok) throw new Error(`pi-fold: invalid options: ${parsed.problems.join("; ")}`);
+	// Loaded on first use, not here: Pi runs extension factories also for commands that start no session.
+	const core = coreLoader(nodeCore, fileURLToPath(CORE_WASM_URL));
+	const runtime = registerRuntimeHooks(pi, core, parsed.settings);
 	registerFoldTool(pi, {
-		// Loaded on first use, not here: Pi runs extension factories also for commands that start no session.
-		core: coreLoader(nodeCore, fileURLToPath(CORE_WASM_URL)),
+		core,
 		packageVersion,
 		piVersion: hostPiVersion,
+		runtime: () => runtime.get()?.status(),
 	});
+	return { runtime };
+}
+
+export default function piFold(pi: ExtensionAPI): void {
+	registerPiFold(pi);
 }

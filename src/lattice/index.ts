@@ -5,6 +5,7 @@ export { FoldLattice } from "./lattice.ts";
 export type { SavedFold, SavedLattice } from "./load.ts";
 export type { BriefResult } from "./ops/briefs.ts";
 export type { ConsolidateOptions, ConsolidateResult } from "./ops/consolidate.ts";
+export type { ExtendResult } from "./ops/extend.ts";
 export type { MarkManyResult, MarkOptions, MarkRequest, MarkResult, UnmarkResult } from "./ops/marks.ts";
 export type { PinResult } from "./ops/pins.ts";
 export type { ReboundaryOptions, ReboundaryResult } from "./ops/reboundary.ts";

@@ -9,6 +9,7 @@ import { loadStructure, type SavedLattice, saveOf } from "./load.ts";
 import { type BriefResult, brief, setDeterministicBrief } from "./ops/briefs.ts";
 import type { Change, LatticeData } from "./ops/common.ts";
 import { type ConsolidateOptions, type ConsolidateResult, consolidate } from "./ops/consolidate.ts";
+import { type ExtendResult, extend } from "./ops/extend.ts";
 import {
 	type MarkManyResult,
 	type MarkOptions,
@@ -42,7 +43,7 @@ function attempt<T extends object>(op: string, step: () => T): Outcome<T> {
 
 export class FoldLattice {
 	readonly #core: LatticeCore;
-	readonly #ctx: ContextIndex;
+	#ctx: ContextIndex;
 	#structure: Structure;
 	#pins: ReadonlySet<number>;
 
@@ -147,6 +148,19 @@ export class FoldLattice {
 	/** Adjacent committed roots become one committed "consolidation" fold. */
 	consolidate(rootIds: readonly FoldId[], opts?: ConsolidateOptions): Outcome<ConsolidateResult> {
 		return this.#run("consolidate", (d) => consolidate(d, rootIds, opts));
+	}
+
+	/**
+	 * Append context entries after the last one (the session grew); folds, ids and pins stay as
+	 * they are. Refuses a malformed entry, a duplicate id, or an entry that would break a fold.
+	 */
+	extend(entries: readonly LatticeEntry[]): Outcome<ExtendResult> {
+		return attempt("extend", () => {
+			const change = extend(this.#data, entries);
+			this.#ctx = change.ctx;
+			if (change.structure) this.#structure = change.structure;
+			return change.result;
+		});
 	}
 
 	// ---- queries ----

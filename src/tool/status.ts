@@ -1,5 +1,6 @@
 // action "status": which pi-fold, which Wasm core (with proof it answers), which Pi.
 import { toHex } from "../../bindings/index.ts";
+import type { RuntimeStatus } from "../runtime/runtime.ts";
 import type { ToolEnv } from "./env.ts";
 import { answer, type FoldToolResult } from "./result.ts";
 import type { FoldToolArgs } from "./schema.ts";
@@ -21,6 +22,39 @@ export interface StatusDetails {
 	packageVersion: string;
 	piVersion: string | null;
 	core: CoreReport | { error: string; source: string };
+	/** The folding runtime's state; absent when no runtime runs. */
+	runtime?: RuntimeStatus;
+}
+
+const pct = (share: number) => `${(100 * share).toFixed(1)}%`;
+
+/** The runtime's part of the status text: occupancy, thresholds, marks, roots, rewrites, problems. */
+export function runtimeLines(rt: RuntimeStatus): string[] {
+	const t = rt.thresholds;
+	const budget =
+		rt.budget === null
+			? "not measured yet"
+			: rt.budget.ok
+				? `${rt.budget.tokens} tokens (${rt.budget.source})`
+				: `unknown: ${rt.budget.reason}`;
+	const occ = rt.occupancy
+		? `${rt.occupancy.tokens} tokens = ${pct(rt.occupancy.share)} of the budget`
+		: "not measured yet";
+	const rw = rt.rewrites;
+	const a = rw.attributed;
+	const lines = [
+		`budget: ${budget}`,
+		`occupancy (next request, calibrated): ${occ}`,
+		`thresholds: commit at ${pct(t.maxTarget)}, fold down to ${pct(t.minTarget)}, consolidate past ${t.consolidateAfter} roots, marks >= ${t.minFoldChars} chars`,
+		`pending marks: ${rt.pendingMarks.length}${rt.pendingMarks.length > 0 ? ` (${rt.pendingMarks.map((m) => m.id).join(", ")})` : ""}`,
+		`fold roots: ${rt.roots.length} visible, ${rt.folds} folds in all; commits: ${rt.commits.length}`,
+		...rt.roots.map((r) => `  ${r.id} ${r.kind}: ${r.brief.split("\n", 1)[0].slice(0, 160)}`),
+		`rewrites: ${rw.requests} requests = ${rw.baselines} baseline + ${rw.pureAppends} pure appends + attributed (commit ${a.commit}, expand ${a.expand}, fold ${a.fold}, overflow ${a.overflow}) + ${rw.unattributed} unattributed`,
+		`compaction: ${rt.compaction.thresholdCancelled} threshold requests cancelled, ${rt.compaction.manualPassed} manual passed through, ${rt.compaction.overflowSeen} overflow seen`,
+		`problems: ${rt.problems.length === 0 ? "none" : rt.problems.length}`,
+		...rt.problems.slice(-10).map((p) => `  - ${p}`),
+	];
+	return lines;
 }
 
 /**
@@ -61,7 +95,7 @@ export function statusAction(_args: FoldToolArgs, env: ToolEnv): FoldToolResult 
 	const selfCheck = core.selfCheck();
 	// core.sha256 is the Wasm one-shot digest (the Node entry reroutes only hashSpans to node:crypto).
 	const probe = { text: STATUS_PROBE, sha256: toHex(core.sha256(STATUS_PROBE)), tokens: probeTokens(core) };
-	const text = [
+	const text: string[] = [
 		...head,
 		`core: pi-fold-core ${core.version} (WebAssembly) from ${state.source}`,
 		`self-check: ${selfCheck.ok ? "ok" : `FAILED (${selfCheck.failed.join(", ")})`}`,
@@ -69,12 +103,15 @@ export function statusAction(_args: FoldToolArgs, env: ToolEnv): FoldToolResult 
 		`probe sha256 (by the core): ${probe.sha256}`,
 		`probe tokens (by the core): ${probe.tokens ?? "n/a (this core has no token estimator)"}`,
 	];
+	const runtime = env.runtime?.();
+	if (runtime) text.push(...runtimeLines(runtime));
 	const details: StatusDetails = {
 		ok: selfCheck.ok,
 		action: "status",
 		packageVersion,
 		piVersion,
 		core: { version: core.version, selfCheck, source: state.source, probe },
+		...(runtime ? { runtime } : {}),
 	};
 	// A core that fails its own known-answer checks must not be trusted: say so as an error.
 	return answer(text.join("\n"), details, !selfCheck.ok);

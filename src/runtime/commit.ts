@@ -1,0 +1,190 @@
+// The commit (SPEC 3): when the next request would reach maxTarget of the budget, apply pending
+// marks stalest first until it is back at minTarget, consolidate roots past consolidateAfter, write
+// every fold to the store, and describe the whole change as one batch of context_edit drafts.
+// Works on a copy of the lattice: the caller swaps it in only once the drafts validated, so a
+// refused commit folds nothing new.
+import type { ContextEditEntryDraft, ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
+import { MARK_ELIGIBLE, type PiFoldCore } from "../../bindings/index.ts";
+import type { FoldId } from "../fold-types.ts";
+import { FoldLattice, type FoldView, type Outcome } from "../lattice/index.ts";
+import type { ContextEntries } from "../session/context-entries.ts";
+import type { CommittedFold, JournalOp } from "../session/journal.ts";
+import { persistFolds, type RecordIndex } from "../session/persist.ts";
+import type { FoldStore } from "../store/index.ts";
+import { briefForFold } from "./briefs.ts";
+import { commitDrafts, validateDrafts } from "./drafts.ts";
+import { estimateMessages } from "./occupancy.ts";
+import type { Thresholds } from "./thresholds.ts";
+
+/** Consolidation takes only touching roots: a raw entry between two folds stays visible. */
+export const CONSOLIDATION_MAX_GAP = 0;
+
+export interface CommitInput {
+	core: PiFoldCore;
+	lattice: FoldLattice;
+	context: ContextEntries;
+	/** The boundary's projection (Pi's preview of the next request), which the drafts must fit. */
+	projection: readonly ProjectedSessionEntry[];
+	store: FoldStore;
+	records: RecordIndex;
+	thresholds: Thresholds;
+	/** Calibrated tokens the commit must free (commitNeed). */
+	need: number;
+	/** Calibration ratio real/estimated, so freed tokens are in the unit of `need`. */
+	ratio: number;
+}
+
+export interface CommitPlan {
+	lattice: FoldLattice;
+	records: RecordIndex;
+	drafts: ContextEditEntryDraft[];
+	/** Journal ops, in order: the commit, then each consolidation. */
+	ops: JournalOp[];
+	committed: FoldId[];
+	consolidated: FoldId[];
+	/** Calibrated tokens the selection expected to free. */
+	freed: number;
+	/** Whether the marks could free `need`. */
+	met: boolean;
+	/** The window Pi will send after the drafts (validated). */
+	predicted: unknown[];
+}
+
+export type CommitOutcome = { ok: true; plan: CommitPlan } | { ok: false; reason: string };
+
+/** Estimated tokens each context entry contributes to the projection now (0 when omitted). */
+function projectedTokens(core: PiFoldCore, projection: readonly ProjectedSessionEntry[]): Map<string, number> {
+	const messages = projection.flatMap((pe) => pe.messages);
+	const tokens = estimateMessages(core, messages);
+	const out = new Map<string, number>();
+	let i = 0;
+	for (const pe of projection) {
+		let sum = 0;
+		for (let k = 0; k < pe.messages.length; k++) sum += tokens[i++];
+		out.set(pe.sourceEntry.id, sum);
+	}
+	return out;
+}
+
+function must<T extends object>(what: string, o: Outcome<T>): T {
+	if (!o.ok) throw new Error(`${what}: ${o.reason}`);
+	return o as T;
+}
+
+/** Plan a commit. Never throws; nothing outside the returned plan changes except store objects (write-once). */
+export function planCommit(input: CommitInput): CommitOutcome {
+	try {
+		return { ok: true, plan: plan(input) };
+	} catch (err) {
+		return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+	}
+}
+
+function plan(input: CommitInput): CommitPlan {
+	const { core, context, projection, store, thresholds, need, ratio } = input;
+	const pending = input.lattice.pending();
+	if (pending.length === 0) throw new Error("no pending marks to commit");
+	const entriesById = new Map<string, SessionEntry>(context.sources.map((s) => [s.id, s]));
+	const shown = projectedTokens(core, projection);
+
+	// What each mark would free: the tokens its span shows now minus its brief's.
+	const briefs = pending.map((f) =>
+		f.provenance === "supplied" && f.brief !== "" ? f.brief : (briefForFold(input.lattice, f.id, entriesById) ?? ""),
+	);
+	const briefTokens = estimateMessages(
+		core,
+		briefs.map((text) => ({ role: "assistant", content: [{ type: "text", text }] })),
+	);
+	const freedOf = pending.map((f, i) => {
+		let span = 0;
+		for (let p = f.start; p < f.end; p++) span += shown.get(context.entries[p].id) ?? 0;
+		return Math.max(0, Math.floor((span - briefTokens[i]) * ratio));
+	});
+	const selection = core.selectCommit(
+		{
+			position: pending.map((f) => f.start),
+			tokensFreed: freedOf,
+			flags: pending.map(() => MARK_ELIGIBLE),
+		},
+		need,
+	);
+	const chosen = [...selection.chosen];
+	if (chosen.length === 0) throw new Error(`no mark frees anything (need ${need} tokens)`);
+
+	// Apply on a copy.
+	const work = must("copy the lattice", FoldLattice.load(core, context.entries, input.lattice.save())).lattice;
+	const committed = chosen.map((i) => pending[i].id);
+	for (const i of chosen) {
+		const f = pending[i];
+		if (f.provenance === "supplied" && f.brief !== "") continue; // the agent's brief is kept verbatim
+		if (briefs[i] === "") throw new Error(`no brief could be written for ${f.id}`);
+		must(`brief ${f.id}`, work.setDeterministicBrief(f.id, briefs[i]));
+	}
+	must("commit", work.commit(committed));
+
+	// Consolidation, also only here.
+	const consolidated: { ids: FoldId[]; id: FoldId }[] = [];
+	const roots = work.visibleRoots();
+	if (roots.length > thresholds.consolidateAfter) {
+		const views = roots.map((id) => work.get(id) as FoldView);
+		const choice = core.selectConsolidation(
+			{ start: views.map((v) => v.start), end: views.map((v) => v.end), flags: views.map(() => 0) },
+			thresholds.consolidateAfter,
+			CONSOLIDATION_MAX_GAP,
+		);
+		for (let g = 0; g < choice.groupCount; g++) {
+			const ids = roots.slice(choice.groups[2 * g], choice.groups[2 * g + 1] + 1);
+			// The brief indexes the children, so it needs the fold: learn it on a probe copy first.
+			const probe = must("probe", FoldLattice.load(core, context.entries, work.save())).lattice;
+			const probed = must("consolidate (probe)", probe.consolidate(ids, { maxGap: CONSOLIDATION_MAX_GAP }));
+			const brief = briefForFold(probe, probed.id, entriesById);
+			if (!brief) throw new Error(`no brief could be written for the consolidation of ${ids.join(", ")}`);
+			const made = must(
+				"consolidate",
+				work.consolidate(ids, { brief, provenance: "deterministic", maxGap: CONSOLIDATION_MAX_GAP }),
+			);
+			consolidated.push({ ids, id: made.id });
+		}
+	}
+
+	// Durable before anything shows them: leaves and records into the store.
+	const records: RecordIndex = new Map(input.records);
+	const persisted = persistFolds(work, store, context, [...committed, ...consolidated.map((c) => c.id)], records);
+	const byId = new Map<FoldId, CommittedFold>(persisted.map((p) => [p.id, p]));
+
+	// What the window shows changes only at the roots that are new: a committed mark still a root,
+	// or a consolidation (which covers older roots and any mark it took).
+	const changed = new Set<FoldId>([...committed, ...consolidated.map((c) => c.id)]);
+	const shownFolds = work
+		.visibleRoots()
+		.filter((id) => changed.has(id))
+		.map((id) => work.get(id) as FoldView);
+	const drafts = commitDrafts(shownFolds, context);
+	if (!drafts.ok) throw new Error(drafts.reason);
+	const checked = validateDrafts(drafts.drafts, projection);
+	if (!checked.ok) throw new Error(checked.reason);
+
+	const ops: JournalOp[] = [
+		{ v: 1, op: "commit", folds: committed.map((id) => byId.get(id) as CommittedFold) },
+		...consolidated.map(
+			(c): JournalOp => ({
+				v: 1,
+				op: "consolidate",
+				roots: c.ids,
+				maxGap: CONSOLIDATION_MAX_GAP,
+				fold: byId.get(c.id) as CommittedFold,
+			}),
+		),
+	];
+	return {
+		lattice: work,
+		records,
+		drafts: drafts.drafts,
+		ops,
+		committed,
+		consolidated: consolidated.map((c) => c.id),
+		freed: selection.freed,
+		met: selection.met,
+		predicted: checked.messages,
+	};
+}

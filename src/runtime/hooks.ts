@@ -1,0 +1,79 @@
+// Pi's hooks, wired to one FoldRuntime. Every handler catches: a failure is recorded as a problem
+// (status shows it) and Pi's loop goes on as if pi-fold had done nothing this time.
+import { performance } from "node:perf_hooks";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CoreState } from "../core.ts";
+import type { RuntimeSettings } from "./options.ts";
+import { FoldRuntime } from "./runtime.ts";
+
+/** The runtime of the extension instance, created once the core has loaded. */
+export interface RuntimeHandle {
+	get(): FoldRuntime | undefined;
+	/** Why there is no runtime, if there is none. */
+	reason(): string | undefined;
+}
+
+export function registerRuntimeHooks(
+	pi: ExtensionAPI,
+	core: () => CoreState,
+	settings: RuntimeSettings,
+): RuntimeHandle {
+	let runtime: FoldRuntime | undefined;
+	let failure: string | undefined;
+	const ensure = (): FoldRuntime | undefined => {
+		if (runtime || failure) return runtime;
+		const state = core();
+		if (!state.ok) failure = `the pi-fold core did not load from ${state.source}: ${state.reason}`;
+		else runtime = new FoldRuntime(state.core, settings);
+		return runtime;
+	};
+
+	/** Run a handler's body on the runtime, timed and caught; `request` marks the per-request boundary. */
+	const guarded = <T>(where: string, body: (rt: FoldRuntime) => T, request = false): T | undefined => {
+		const rt = ensure();
+		if (!rt) return undefined;
+		const t0 = performance.now();
+		try {
+			return body(rt);
+		} catch (err) {
+			rt.problem(where, err instanceof Error ? err.message : String(err));
+			return undefined;
+		} finally {
+			rt.addTime(performance.now() - t0, request);
+		}
+	};
+
+	const reopen = (where: string) => (_e: unknown, ctx: ExtensionContext) =>
+		void guarded(where, (rt) => rt.open(ctx.sessionManager));
+	pi.on("session_start", reopen("session_start"));
+	pi.on("session_tree", reopen("session_tree"));
+	// A compaction replaced the window (Pi did it, with the user's say-so): a new baseline.
+	pi.on("session_compact", reopen("session_compact"));
+
+	pi.on("context", (e, ctx) => void guarded("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true));
+	pi.on(
+		"context_with_system",
+		(e, ctx) => void guarded("context_with_system", (rt) => rt.observeRequest(e.messages, ctx)),
+	);
+
+	pi.on("turn_end", (e, ctx) => {
+		const mine = guarded("turn_end", (rt) => rt.turnEnd(e, ctx));
+		// Handlers chain: keep what earlier extensions proposed.
+		return mine && mine.length > 0 ? { entries: [...e.entries, ...mine] } : undefined;
+	});
+
+	pi.on("session_before_compact", (e) => {
+		return guarded("session_before_compact", (rt) => {
+			if (e.reason === "threshold") {
+				// Folding is authoritative; Pi asks again after every turn, so this stays O(1).
+				rt.compaction.thresholdCancelled++;
+				return { cancel: true };
+			}
+			if (e.reason === "manual") rt.compaction.manualPassed++;
+			else rt.compaction.overflowSeen++; // overflow: Pi's own recovery runs (see the report)
+			return undefined;
+		});
+	});
+
+	return { get: () => ensure(), reason: () => (ensure() ? undefined : failure) };
+}

@@ -1,0 +1,57 @@
+// registerPiFold's options (SPEC 8), checked whole: an unknown or deleted option is refused by
+// name, thresholds are validated as one policy, nothing is clamped.
+import { type Thresholds, validateThresholds } from "./thresholds.ts";
+
+export interface PiFoldOptions {
+	thresholds?: Partial<Thresholds>;
+	/** The serving budget in tokens; default: the model's context window minus an output reservation. */
+	providerInputBudget?: number;
+	/** Tools whose results never fold automatically. */
+	blacklistAutoFoldTools?: Iterable<string>;
+}
+
+export interface RuntimeSettings {
+	thresholds: Thresholds;
+	providerInputBudget?: number;
+	blacklistAutoFoldTools: ReadonlySet<string>;
+}
+
+const KNOWN = new Set(["thresholds", "providerInputBudget", "blacklistAutoFoldTools"]);
+const DELETED = new Set(["summarizer", "guidance", "surfacing", "freshTail", "toolActions"]);
+
+export type SettingsResult = { ok: true; settings: RuntimeSettings } | { ok: false; problems: string[] };
+
+export function parseOptions(input: unknown): SettingsResult {
+	if (input === undefined) input = {};
+	if (typeof input !== "object" || input === null || Array.isArray(input)) {
+		return { ok: false, problems: ["pi-fold options must be an object"] };
+	}
+	const given = input as Record<string, unknown>;
+	const problems: string[] = [];
+	for (const key of Object.keys(given)) {
+		if (DELETED.has(key)) problems.push(`option ${key} was deleted: lossless folding has no use for it`);
+		else if (!KNOWN.has(key)) problems.push(`unknown option ${key} (known: ${[...KNOWN].join(", ")})`);
+	}
+	const thresholds = validateThresholds(given.thresholds);
+	if (!thresholds.ok) problems.push(...thresholds.problems);
+	const budget = given.providerInputBudget;
+	if (budget !== undefined && (typeof budget !== "number" || !Number.isSafeInteger(budget) || budget < 1)) {
+		problems.push(`providerInputBudget must be a positive integer, got ${String(budget)}`);
+	}
+	const blacklist = given.blacklistAutoFoldTools ?? [];
+	let tools: string[] = [];
+	if (typeof blacklist === "string" || typeof (blacklist as Iterable<unknown>)[Symbol.iterator] !== "function") {
+		problems.push("blacklistAutoFoldTools must be a list of tool names");
+	} else {
+		tools = [...(blacklist as Iterable<unknown>)].filter((t): t is string => typeof t === "string");
+	}
+	if (problems.length > 0 || !thresholds.ok) return { ok: false, problems };
+	return {
+		ok: true,
+		settings: {
+			thresholds: thresholds.thresholds,
+			...(budget === undefined ? {} : { providerInputBudget: budget as number }),
+			blacklistAutoFoldTools: new Set(tools),
+		},
+	};
+}
