@@ -2,10 +2,12 @@
 // bindings' .ts sources and the .wasm next to them are used straight from the installed package.
 import { fileURLToPath } from "node:url";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import * as piHost from "@earendil-works/pi-coding-agent";
 import { CORE_WASM_URL, nodeCore } from "../bindings/node.ts";
 import { coreLoader } from "./core.ts";
 import { type RuntimeHandle, registerRuntimeHooks } from "./runtime/hooks.ts";
 import { type PiFoldOptions, parseOptions } from "./runtime/options.ts";
+import { checkHost } from "./runtime/version-guard.ts";
 import { registerFoldTool } from "./tool/register.ts";
 import { hostPiVersion, packageVersion } from "./versions.ts";
 
@@ -16,8 +18,14 @@ export interface PiFold {
 	runtime: RuntimeHandle;
 }
 
-/** Register pi-fold with explicit options (SPEC 8). Refuses invalid options by name (throws at load). */
+/**
+ * Register pi-fold with explicit options (SPEC 8). Refuses invalid options by name, and a Pi without
+ * context_edit support by the version it needs (both throw at load).
+ */
 export function registerPiFold(pi: ExtensionAPI, options: PiFoldOptions = {}): PiFold {
+	// At load time, before any hook exists: a Pi without context_edit gets a named refusal.
+	const host = checkHost(piHost);
+	if (!host.ok) throw new Error(host.reason);
 	const parsed = parseOptions(options);
 	if (!parsed.ok) throw new Error(`pi-fold: invalid options: ${parsed.problems.join("; ")}`);
 	// Loaded on first use, not here: Pi runs extension factories also for commands that start no session.

@@ -3,6 +3,7 @@
 import { performance } from "node:perf_hooks";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CoreState } from "../core.ts";
+import { FENCE_STATUS_KEY, fenceMessage } from "./fence.ts";
 import type { RuntimeSettings } from "./options.ts";
 import { FoldRuntime } from "./runtime.ts";
 
@@ -51,10 +52,19 @@ export function registerRuntimeHooks(
 	pi.on("session_compact", reopen("session_compact"));
 
 	pi.on("context", (e, ctx) => void guarded("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true));
-	pi.on(
-		"context_with_system",
-		(e, ctx) => void guarded("context_with_system", (rt) => rt.observeRequest(e.messages, ctx)),
-	);
+	pi.on("context_with_system", (e, ctx) => {
+		const stop = guarded("context_with_system", (rt) => rt.observeRequest(e.messages, ctx));
+		if (!stop) return;
+		// The fence: abort before the stream function runs, and say why out of band only.
+		const message = fenceMessage(stop);
+		try {
+			ctx.abort();
+			ctx.ui.notify(message, "error");
+			ctx.ui.setStatus(FENCE_STATUS_KEY, `pi-fold: request stopped (~${stop.tokens} > ${stop.budget} tokens)`);
+		} catch (err) {
+			ensure()?.problem("fence", err instanceof Error ? err.message : String(err));
+		}
+	});
 
 	pi.on("turn_end", (e, ctx) => {
 		const mine = guarded("turn_end", (rt) => rt.turnEnd(e, ctx));
@@ -62,17 +72,23 @@ export function registerRuntimeHooks(
 		return mine && mine.length > 0 ? { entries: [...e.entries, ...mine] } : undefined;
 	});
 
-	pi.on("session_before_compact", (e) => {
+	pi.on("session_before_compact", (e, ctx) => {
 		return guarded("session_before_compact", (rt) => {
 			if (e.reason === "threshold") {
 				// Folding is authoritative; Pi asks again after every turn, so this stays O(1).
 				rt.compaction.thresholdCancelled++;
 				return { cancel: true };
 			}
-			if (e.reason === "manual") rt.compaction.manualPassed++;
-			else rt.compaction.overflowSeen++; // overflow: Pi's own recovery runs (see the report)
+			if (e.reason === "overflow") return rt.overflow(e, ctx);
+			rt.compaction.manualPassed++;
 			return undefined;
 		});
+	});
+
+	// Only an armed overflow recovery answers here (one batch, one continuation).
+	pi.on("agent_before_settle", (e, ctx) => {
+		const mine = guarded("agent_before_settle", (rt) => rt.beforeSettle(e, ctx));
+		return mine ? { ...mine, entries: mine.entries ?? e.entries } : undefined;
 	});
 
 	return { get: () => ensure(), reason: () => (ensure() ? undefined : failure) };

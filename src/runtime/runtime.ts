@@ -2,8 +2,12 @@
 // the store beside the session file, the occupancy meter and the rewrite recorder. Pi's hooks
 // (hooks.ts) call into it; it answers with drafts and never throws (the hooks also catch).
 import type {
+	AgentBeforeSettleEvent,
+	BoundaryResult,
 	ExtensionContext,
 	ProjectedSessionEntry,
+	SessionBeforeCompactEvent,
+	SessionBeforeCompactResult,
 	SessionBoundaryDraft,
 	SessionEntry,
 	TurnEndEvent,
@@ -18,14 +22,20 @@ import type { RecordIndex } from "../session/persist.ts";
 import { rebuildLattice } from "../session/rebuild.ts";
 import { FoldStore } from "../store/index.ts";
 import { planCommit } from "./commit.ts";
+import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
+import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
 import { proposeMarks } from "./frontier.ts";
 import { alignWithProjection, RewriteRecorder } from "./instrumentation.ts";
+import { unbriefedNotice } from "./notice.ts";
 import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf, servingBudget } from "./occupancy.ts";
 import type { RuntimeSettings } from "./options.ts";
+import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "./overflow.ts";
 import { receiptDraft } from "./receipt.ts";
 
 /** Problems kept for status (the newest). */
 export const MAX_PROBLEMS = 50;
+/** The unbriefed-marks notice's custom_message type. */
+export const UNBRIEFED_NOTICE_TYPE = "pi-fold-unbriefed";
 /** Frontier cuts per pass (SPEC 3). */
 export const MAX_CUTS_PER_PASS = 8;
 
@@ -43,6 +53,8 @@ interface Open {
 
 /** One commit, as status and tests see it. */
 export interface CommitLog {
+	/** What fired it: the occupancy at a turn boundary, or a provider's context-overflow error. */
+	reason: "threshold" | "overflow";
 	turn: number;
 	committed: FoldId[];
 	consolidated: FoldId[];
@@ -66,7 +78,12 @@ export interface RuntimeStatus {
 	commits: CommitLog[];
 	rewrites: ReturnType<RewriteRecorder["counters"]>;
 	alignmentFailures: number;
-	compaction: { thresholdCancelled: number; manualPassed: number; overflowSeen: number };
+	compaction: FoldRuntime["compaction"];
+	/** Why overflows were left to Pi's own recovery (newest last). */
+	overflowPassedOn: string[];
+	fence: FenceStatus;
+	/** Evidence files of this session: written, skipped over the cap, problems. */
+	evidence: EvidenceStatus | null;
 	problems: string[];
 	timing: { requests: number; handlerMs: number[] };
 }
@@ -82,7 +99,22 @@ export class FoldRuntime {
 	#occupancy: Occupancy | null = null;
 	#budget: RuntimeStatus["budget"] = null;
 	#alignmentFailures = 0;
-	readonly compaction = { thresholdCancelled: 0, manualPassed: 0, overflowSeen: 0 };
+	readonly compaction = {
+		thresholdCancelled: 0,
+		manualPassed: 0,
+		overflowSeen: 0,
+		/** Overflows answered by a commit and one continuation. */
+		overflowRecovered: 0,
+		/** Overflows left to Pi's own recovery (see overflowPassedOn). */
+		overflowPassed: 0,
+	};
+	readonly overflowGuard = new OverflowGuard();
+	#overflowPassedOn: string[] = [];
+	/** The recovery batch planned at session_before_compact, appended at the next agent_before_settle. */
+	#recovery: { batch: PlannedBatch; leafId: string | null } | undefined;
+	#lastTurn = -1;
+	#fence: FenceStatus = { stopped: 0 };
+	#evidence: EvidenceWriter | undefined;
 	/** Handler time (ms) per request: everything pi-fold spent between two requests, attributed to the later one. */
 	readonly handlerMs: number[] = [];
 	#pendingMs = 0;
@@ -192,23 +224,40 @@ export class FoldRuntime {
 		}
 	}
 
-	/** The `context_with_system` event: the request as sent, for calibration. */
-	observeRequest(messages: readonly unknown[], ctx: ExtensionContext): void {
-		this.meter.observeRequest(messages, modelKey(ctx.model));
+	/**
+	 * The `context_with_system` event: the request as sent, for calibration, and the fence: a
+	 * verdict when it would exceed the serving budget (the hook stops it and tells the user).
+	 */
+	observeRequest(messages: readonly unknown[], ctx: ExtensionContext): FenceVerdict | undefined {
+		const model = modelKey(ctx.model);
+		const estimate = this.meter.observeRequest(messages, model);
+		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
+		if (!budget.ok) return undefined;
+		const tokens = this.meter.calibration.apply(estimate, model);
+		const verdict = fenceVerdict(tokens, budget.budget, this.#open?.lattice.pending().length ?? 0);
+		if (verdict) {
+			this.#fence.stopped++;
+			this.#fence.last = { ...verdict, message: fenceMessage(verdict) };
+		}
+		return verdict;
 	}
 
 	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget. */
 	turnEnd(e: TurnEndEvent, ctx: ExtensionContext): SessionBoundaryDraft[] {
 		const model = modelKey(ctx.model);
+		this.#lastTurn = e.turnIndex;
+		const failed = e.message.role === "assistant" && e.message.stopReason === "error";
 		if (e.message.role === "assistant") {
 			const c = this.meter.calibrate(e.message.usage, model);
-			if (!c.ok && e.message.stopReason !== "error" && e.message.stopReason !== "aborted") {
-				this.problem("calibrate", c.reason);
-			}
+			if (!c.ok && !failed && e.message.stopReason !== "aborted") this.problem("calibrate", c.reason);
+			if (!failed) this.overflowGuard.answered();
 		}
+		this.#ingestEvidence(e.toolResults, ctx.sessionManager);
 		const open = this.sync(ctx.sessionManager);
 		if (!open) return [];
 		const out: SessionBoundaryDraft[] = this.#markFrontier(open, e.messageEntryId);
+		// A failed request carries no usage to aim by; an overflow is recovered at session_before_compact.
+		if (failed) return out;
 
 		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
 		this.#budget = budget.ok ? { ok: true, tokens: budget.budget, source: budget.source } : budget;
@@ -218,7 +267,78 @@ export class FoldRuntime {
 		this.#occupancy = occupancy;
 		const need = commitNeed(occupancy, this.settings.thresholds);
 		if (need <= 0) return out;
-		return [...out, ...this.#commit(open, e, need, occupancy, model)];
+		const batch = this.#planBatch(open, {
+			projection: e.context.contextEntries,
+			pending: e.context.pendingMessages,
+			need,
+			occupancy,
+			model,
+			reason: "threshold",
+		});
+		if (!batch) return out;
+		batch.apply();
+		return [...out, ...batch.drafts];
+	}
+
+	/**
+	 * session_before_compact with reason "overflow": plan a commit sized from the failed request and
+	 * cancel Pi's compaction, or return undefined (Pi's own recovery runs) saying why in status.
+	 */
+	overflow(e: SessionBeforeCompactEvent, ctx: ExtensionContext): SessionBeforeCompactResult | undefined {
+		this.compaction.overflowSeen++;
+		const passOn = (why: string): undefined => {
+			this.compaction.overflowPassed++;
+			this.#overflowPassedOn.push(why);
+			if (this.#overflowPassedOn.length > MAX_PROBLEMS) this.#overflowPassedOn.shift();
+			return undefined;
+		};
+		if (!e.willRetry) return passOn("the response completed (no retry to fold for)");
+		if (!this.overflowGuard.mayRecover()) return passOn("the retry after pi-fold's own recovery overflowed again");
+		const open = this.sync(ctx.sessionManager);
+		if (!open) return passOn("the lattice is not open");
+		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
+		if (!budget.ok) return passOn(`no serving budget: ${budget.reason}`);
+		const report = lastOverflowReport(e.branchEntries);
+		// The provider's limit, if it said one and it is tighter than ours, is the one that holds.
+		const cap = report.maximum !== undefined ? Math.min(budget.budget, report.maximum) : budget.budget;
+		const model = modelKey(ctx.model);
+		const projection = ctx.sessionManager.buildSessionProjection();
+		const estimated = this.meter.occupancy(projection.messages, model, cap).tokens;
+		// The provider counted the request it refused: trust it over the estimate when it is larger.
+		const occupancy = occupancyOf(Math.max(estimated, report.tokens ?? 0), cap);
+		const need = Math.max(1, Math.ceil(occupancy.tokens - Math.floor(this.settings.thresholds.minTarget * cap)));
+		const batch = this.#planBatch(open, {
+			projection: projection.entries,
+			pending: [],
+			need,
+			occupancy,
+			model,
+			reason: "overflow",
+		});
+		if (!batch) return passOn("nothing could be folded (see problems)");
+		const folds = batch.log.committed.length + batch.log.consolidated.length;
+		batch.drafts.push(overflowNoticeDraft({ report, folds, after: batch.log.after, budget: cap }));
+		this.#recovery = { batch, leafId: ctx.sessionManager.getLeafId() };
+		this.overflowGuard.arm(batch.drafts);
+		return { cancel: true };
+	}
+
+	/** agent_before_settle: append an armed overflow recovery and ask for its one continuation. */
+	beforeSettle(e: AgentBeforeSettleEvent, ctx: ExtensionContext): BoundaryResult | undefined {
+		const recovery = this.#recovery;
+		this.#recovery = undefined;
+		const drafts = this.overflowGuard.take();
+		if (!recovery || !drafts) return undefined;
+		// Planned against the session as it was at session_before_compact: anything appended since
+		// could make the drafts stale, so drop them rather than guess.
+		if (ctx.sessionManager.getLeafId() !== recovery.leafId || this.#open?.lattice !== recovery.batch.base) {
+			this.problem("overflow", "the session moved between the overflow and the settle: recovery dropped");
+			return undefined;
+		}
+		if (e.outcome !== "error") this.problem("overflow", `settling with outcome ${String(e.outcome)}, not error`);
+		recovery.batch.apply();
+		this.compaction.overflowRecovered++;
+		return { entries: [...e.entries, ...drafts], continue: true };
 	}
 
 	/** Frontier pass over what the model has seen: entries before this turn's assistant message. */
@@ -248,21 +368,53 @@ export class FoldRuntime {
 		);
 	}
 
-	#commit(open: Open, e: TurnEndEvent, need: number, occupancy: Occupancy, model: string): SessionBoundaryDraft[] {
+	/** Oversized tool results also become read-only evidence files (the writer never throws). */
+	#ingestEvidence(results: TurnEndEvent["toolResults"], sm: SessionView): void {
+		if (results.length === 0) return;
+		const dir = evidenceDirFor({ sessionFile: sm.getSessionFile(), sessionId: sm.getSessionId() });
+		if (!this.#evidence || this.#evidence.dir !== dir) this.#evidence = new EvidenceWriter({ dir, core: this.core });
+		for (const r of results) this.#evidence.write(r.toolCallId, r.toolName, toolResultText(r));
+	}
+
+	/**
+	 * The unbriefed-marks notice for a commit batch: marks still pending after the commit, named once
+	 * per frozen projection. It rides on a batch that rewrites the window anyway (a commit), at its
+	 * end, so it never causes a rewrite of its own.
+	 */
+	#noticeDraft(open: Open, lattice: FoldLattice): SessionBoundaryDraft | undefined {
+		const entries = open.context.entries;
+		const text = unbriefedNotice(
+			lattice.pending().map((f) => {
+				let bytes = 0;
+				for (let p = f.start; p < f.end; p++) bytes += entries[p].bytes;
+				return { id: f.id, kind: f.kind, provenance: f.provenance, bytes, state: f.state };
+			}),
+		);
+		return text === undefined
+			? undefined
+			: { type: "custom_message", customType: UNBRIEFED_NOTICE_TYPE, content: text, display: true };
+	}
+
+	/**
+	 * Plan a commit (planCommit), its receipt and log. Nothing changes until `apply` (swap the
+	 * lattice in, announce the rewrite): the caller applies when the drafts are really returned.
+	 */
+	#planBatch(open: Open, req: BatchRequest): PlannedBatch | undefined {
+		const { occupancy, model } = req;
 		const planned = planCommit({
 			core: this.core,
 			lattice: open.lattice,
 			context: open.context,
-			projection: e.context.contextEntries as readonly ProjectedSessionEntry[],
+			projection: req.projection,
 			store: open.store,
 			records: open.records,
 			thresholds: this.settings.thresholds,
-			need,
+			need: req.need,
 			ratio: this.meter.calibration.ratioFor(model),
 		});
 		if (!planned.ok) {
-			this.problem(`commit at turn ${e.turnIndex}`, `nothing folded: ${planned.reason}`);
-			return [];
+			this.problem(`${req.reason} commit after turn ${this.#lastTurn}`, `nothing folded: ${planned.reason}`);
+			return undefined;
 		}
 		const { plan } = planned;
 		const facts = {
@@ -275,23 +427,18 @@ export class FoldRuntime {
 		// The receipt is part of the next request: count it in the landing estimate.
 		const withReceipt = (after: number) => receiptDraft({ ...facts, after });
 		const draft0 = withReceipt(occupancy.tokens);
-		const estimate = (receipt: typeof draft0) =>
-			this.meter.calibration.apply(
-				this.meter.estimateRequest([
-					...plan.predicted,
-					...e.context.pendingMessages,
-					{ role: "custom", content: receipt.content },
-				]),
-				model,
-			);
-		const after = estimate(draft0);
-		const receipt = withReceipt(after);
-		open.lattice = plan.lattice;
-		open.records = plan.records;
-		this.recorder.announce("commit");
-		this.#occupancy = occupancyOf(after, occupancy.budget);
-		this.#commits.push({
-			turn: e.turnIndex,
+		const notice = this.#noticeDraft(open, plan.lattice);
+		const appended = [draft0, ...(notice ? [notice] : [])].map((d) => ({
+			role: "custom",
+			content: d.type === "custom_message" ? d.content : "",
+		}));
+		const after = this.meter.calibration.apply(
+			this.meter.estimateRequest([...plan.predicted, ...req.pending, ...appended]),
+			model,
+		);
+		const log: CommitLog = {
+			reason: req.reason,
+			turn: this.#lastTurn,
 			committed: plan.committed,
 			consolidated: plan.consolidated,
 			before: occupancy.tokens,
@@ -299,8 +446,19 @@ export class FoldRuntime {
 			budget: occupancy.budget,
 			met: plan.met,
 			edits: plan.drafts.length,
-		});
-		return [...plan.drafts, ...plan.ops.map(record), receipt];
+		};
+		return {
+			base: open.lattice,
+			log,
+			drafts: [...plan.drafts, ...plan.ops.map(record), withReceipt(after), ...(notice ? [notice] : [])],
+			apply: () => {
+				open.lattice = plan.lattice;
+				open.records = plan.records;
+				this.recorder.announce(req.reason === "overflow" ? "overflow" : "commit");
+				this.#occupancy = occupancyOf(after, occupancy.budget);
+				this.#commits.push(log);
+			},
+		};
 	}
 
 	status(): RuntimeStatus {
@@ -330,10 +488,32 @@ export class FoldRuntime {
 			rewrites: this.recorder.counters(),
 			alignmentFailures: this.#alignmentFailures,
 			compaction: { ...this.compaction },
+			overflowPassedOn: [...this.#overflowPassedOn],
+			fence: { ...this.#fence },
+			evidence: this.#evidence?.status() ?? null,
 			problems: [...this.#problems],
 			timing: { requests: this.handlerMs.length, handlerMs: [...this.handlerMs] },
 		};
 	}
+}
+
+interface BatchRequest {
+	/** The projection the drafts must fit (Pi's preview at a boundary, or the session's own). */
+	projection: readonly ProjectedSessionEntry[];
+	/** Messages Pi will append before the next request (counted in the landing estimate). */
+	pending: readonly unknown[];
+	need: number;
+	occupancy: Occupancy;
+	model: string;
+	reason: CommitLog["reason"];
+}
+
+interface PlannedBatch {
+	/** The lattice the plan was made from: applying over another would lose its changes. */
+	base: FoldLattice;
+	log: CommitLog;
+	drafts: SessionBoundaryDraft[];
+	apply(): void;
 }
 
 function record(op: JournalOp): SessionBoundaryDraft {
