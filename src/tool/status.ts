@@ -50,11 +50,22 @@ export function runtimeLines(rt: RuntimeStatus): string[] {
 		`fold roots: ${rt.roots.length} visible, ${rt.folds} folds in all; commits: ${rt.commits.length}`,
 		...rt.roots.map((r) => `  ${r.id} ${r.kind}: ${r.brief.split("\n", 1)[0].slice(0, 160)}`),
 		`rewrites: ${rw.requests} requests = ${rw.baselines} baseline + ${rw.pureAppends} pure appends + attributed (commit ${a.commit}, expand ${a.expand}, fold ${a.fold}, overflow ${a.overflow}) + ${rw.unattributed} unattributed`,
-		`compaction: ${rt.compaction.thresholdCancelled} threshold requests cancelled, ${rt.compaction.manualPassed} manual passed through, ${rt.compaction.overflowSeen} overflow seen`,
+		`compaction: ${rt.compaction.thresholdCancelled} threshold requests cancelled, ${rt.compaction.manualPassed} manual passed through, ${rt.compaction.overflowSeen} overflow seen (${rt.compaction.overflowRecovered} recovered by folding, ${rt.compaction.overflowPassed} left to Pi)`,
+		...rt.overflowPassedOn.slice(-3).map((why) => `  overflow left to Pi: ${why}`),
+		`fence: ${rt.fence.stopped} request${rt.fence.stopped === 1 ? "" : "s"} stopped before transmission${rt.fence.last ? ` (last: ${rt.fence.last.message})` : ""}`,
+		evidenceLine(rt.evidence),
 		`problems: ${rt.problems.length === 0 ? "none" : rt.problems.length}`,
 		...rt.problems.slice(-10).map((p) => `  - ${p}`),
 	];
 	return lines;
+}
+
+function evidenceLine(ev: RuntimeStatus["evidence"]): string {
+	if (!ev) return "evidence: none (no session file)";
+	if (ev.disabled) return `evidence: off (${ev.disabled})`;
+	const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+	const over = ev.skippedOverCap.count > 0 ? `; ${ev.skippedOverCap.count} results skipped past the cap` : "";
+	return `evidence: ${ev.files} files, ${mb(ev.usedBytes)} of ${mb(ev.capBytes)} in ${ev.dir}${over}${ev.problems.count > 0 ? `; ${ev.problems.count} problems` : ""}`;
 }
 
 /**
