@@ -11,6 +11,7 @@ import { canonicalJson } from "../src/runtime/canonical-json.ts";
 import {
 	type Alignment,
 	alignWithProjection,
+	digestIncrementally,
 	digestMessages,
 	firstChangedIndex,
 	type RecordOutcome,
@@ -237,6 +238,60 @@ describe("recorder units", () => {
 		expect(r.record("nope" as unknown as unknown[])).toMatchObject({ ok: false });
 		expect(r.counters()).toEqual(before);
 		expect(r.record([msg("a"), msg("b")])).toMatchObject({ kind: "append" });
+	});
+
+	/** A request with a large tool result deep in an early message, as the workload makes them. */
+	const bigRequest = () => [
+		msg("task"),
+		{
+			role: "toolResult",
+			toolCallId: "c1",
+			toolName: "read",
+			content: [{ type: "text", text: `${"const x = 1;\n".repeat(4000)}export default x;\n` }],
+			details: { lines: 4001, nested: { deeper: ["a", "b", { text: "c".repeat(500) }] } },
+			timestamp: 2,
+		},
+		msg("note"),
+	];
+
+	it("catches a single changed byte deep inside an early message, also in the incremental path", () => {
+		const r = new RewriteRecorder(core);
+		r.record(bigRequest());
+		expect(r.record([...bigRequest(), msg("more")])).toMatchObject({ kind: "append" });
+		// One character in the middle of message 1's 50 KB tool output.
+		const changed = [...bigRequest(), msg("more"), msg("again")];
+		const result = changed[1] as { content: { text: string }[] };
+		const text = result.content[0].text;
+		const mid = text.length >> 1;
+		result.content[0].text = `${text.slice(0, mid)}${text[mid] === "1" ? "2" : "1"}${text.slice(mid + 1)}`;
+		expect(r.record(changed)).toMatchObject({ kind: "unattributed", firstChanged: 1 });
+		// And one character of a string nested in details.
+		const nested = [...changed, msg("last")];
+		(nested[1] as { details: { nested: { deeper: unknown[] } } }).details.nested.deeper[2] = {
+			text: `${"c".repeat(499)}d`,
+		};
+		expect(r.record(nested)).toMatchObject({ kind: "unattributed", firstChanged: 1 });
+		expect(r.counters()).toMatchObject({ requests: 4, baselines: 1, pureAppends: 1, unattributed: 2 });
+	});
+
+	it("incremental digests equal digesting every message afresh", () => {
+		const first = bigRequest();
+		const a = digestIncrementally(core, first, undefined);
+		expect(Buffer.from(a.digests).equals(Buffer.from(digestMessages(core, first)))).toBe(true);
+		// Reused (same text), re-digested (key order changed, content changed) and appended messages.
+		const second: unknown[] = [
+			{ timestamp: 1, content: "task", role: "user" },
+			bigRequest()[1],
+			msg("note, edited"),
+			msg("appended"),
+		];
+		const b = digestIncrementally(core, second, a);
+		expect(Buffer.from(b.digests).equals(Buffer.from(digestMessages(core, second)))).toBe(true);
+		// A shorter request against a longer previous one.
+		const third = second.slice(0, 2);
+		expect(
+			Buffer.from(digestIncrementally(core, third, b).digests).equals(Buffer.from(digestMessages(core, third))),
+		).toBe(true);
 	});
 
 	it("rebase starts a new baseline instead of a rewrite", () => {

@@ -17,6 +17,7 @@ import {
 	promptTokensOf,
 	type RequestEstimate,
 	servingBudget,
+	TokenMemo,
 } from "../src/runtime/occupancy.ts";
 import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/runtime/thresholds.ts";
 import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
@@ -271,5 +272,25 @@ describe("thresholds", () => {
 		expect(r).toMatchObject({ ok: false });
 		if (!r.ok) expect(r.problems).toHaveLength(2);
 		expect(input).toEqual({ maxTarget: 2, minFoldChars: -1 }); // untouched
+	});
+});
+
+describe("TokenMemo", () => {
+	it("answers what the core answers for every text: reused, changed, appended, or a shorter request", () => {
+		const memo = new TokenMemo();
+		const long = "export function f(x) { return x * 2; }\n".repeat(200);
+		const requests = [
+			["system prompt", "user: task", long],
+			["system prompt", "user: task", long, "assistant: more words here"],
+			["system prompt", "user: task", `${long.slice(0, 3000)}X${long.slice(3001)}`, "assistant: more words here"],
+			["system prompt", "user: a different task"],
+			[],
+			["system prompt", "user: task", long],
+		];
+		for (const texts of requests) {
+			// Fresh strings each time, as billed texts are rebuilt from fresh messages.
+			const copies = texts.map((t) => [...t].join(""));
+			expect([...memo.estimate(core, copies)]).toEqual([...core.estimateTokensBatch(copies)]);
+		}
 	});
 });

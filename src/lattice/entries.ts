@@ -28,10 +28,25 @@ export interface LatticeEntry {
 	readonly toolCallId?: string;
 }
 
-/** Every entry mentioning one tool call id: the assistant entries making it and the results answering it. */
-interface CallGroup {
-	calls: number[];
-	results: number[];
+/**
+ * Positions claimed by ids and tool call ids, shared by an index and the indexes appended to it.
+ * A claim counts only when the index reading it holds, at that position, an entry with that id
+ * or call: an append adds claims without copying the maps (O(new), not O(context)), and claims
+ * left by an append that was refused, or made along another chain of appends from the same
+ * index, are simply not seen by an index whose entries do not match them.
+ */
+interface Claims {
+	/** One position, or several (stale claims, or several calls and results of one call id). */
+	positions: Map<string, number | number[]>;
+	calls: Map<string, number | number[]>;
+	results: Map<string, number | number[]>;
+}
+
+function claim(map: Map<string, number | number[]>, key: string, p: number): void {
+	const known = map.get(key);
+	if (known === undefined) map.set(key, p);
+	else if (typeof known === "number") map.set(key, [known, p]);
+	else known.push(p);
 }
 
 const HASH = /^[0-9a-f]{64}$/;
@@ -67,68 +82,152 @@ function checkEntry(e: unknown, i: number): LatticeEntry {
 	});
 }
 
-/** The entries, indexed for O(1) position lookups and O(span) span checks. */
+/** The entries, indexed for O(1) position lookups and O(span) span checks; appending costs O(new). */
 export class ContextIndex {
 	readonly entries: readonly LatticeEntry[];
 	/** Entry digests as bytes, for fold identities. */
 	readonly digests: readonly Uint8Array[];
-	readonly #positions: ReadonlyMap<string, number>;
-	/** nextSystem[p]: the first system entry at or after p (size when none). */
-	readonly #nextSystem: Int32Array;
+	/** Positions of the system entries, ascending. */
+	readonly #systems: readonly number[];
 	/** The positions every entry at p must share a fold with: [toolLo[p], toolHi[p]] (p itself when none). */
 	readonly #toolLo: Int32Array;
 	readonly #toolHi: Int32Array;
 	/** 1 when one of p's tool calls lacks its call or its result in the context. */
 	readonly #toolOpen: Uint8Array;
-	readonly #groups: ReadonlyMap<string, CallGroup>;
+	readonly #claims: Claims;
 
-	/** Check and index the entries; throws `Refused` naming the first bad entry. */
-	constructor(input: unknown) {
-		if (!Array.isArray(input)) refuse(`the context must be an array of entries, got ${show(input)}`);
-		const entries = input.map(checkEntry);
+	/**
+	 * Check and index the entries; throws `Refused` naming the first bad entry. With `base` (use
+	 * `base.append(entries)`), `input` holds only the entries appended after base's.
+	 */
+	constructor(input: unknown, base?: ContextIndex) {
+		if (!Array.isArray(input)) {
+			refuse(
+				base
+					? `extend takes an array of entries, got ${show(input)}`
+					: `the context must be an array of entries, got ${show(input)}`,
+			);
+		}
+		const from = base?.size ?? 0;
+		const added = input.map((e, k) => checkEntry(e, from + k));
+		// Every id is checked before anything is claimed.
+		const fresh = new Map<string, number>();
+		added.forEach((e, k) => {
+			const seen = base?.position(e.id) ?? fresh.get(e.id);
+			if (seen !== undefined) refuse(`entries at positions ${seen} and ${from + k} share the id ${show(e.id)}`);
+			fresh.set(e.id, from + k);
+		});
+		const entries = base ? [...base.entries, ...added] : added;
 		const n = entries.length;
-		const positions = new Map<string, number>();
-		const groups = new Map<string, CallGroup>();
-		const group = (callId: string) => {
-			let g = groups.get(callId);
+		this.entries = Object.freeze(entries);
+		this.digests = Object.freeze([...(base?.digests ?? []), ...added.map((e) => fromHex(e.hash))]);
+		const systems: number[] = [];
+		added.forEach((e, k) => {
+			if (e.role === "system") systems.push(from + k);
+		});
+		const baseSystems = base ? base.#systems : [];
+		this.#systems = systems.length === 0 ? baseSystems : Object.freeze([...baseSystems, ...systems]);
+
+		// Earlier positions keep their values unless an appended entry joins one of their tool groups.
+		this.#toolLo = new Int32Array(n);
+		this.#toolHi = new Int32Array(n);
+		this.#toolOpen = new Uint8Array(n);
+		if (base) {
+			this.#toolLo.set(base.#toolLo);
+			this.#toolHi.set(base.#toolHi);
+			this.#toolOpen.set(base.#toolOpen);
+		}
+		for (let p = from; p < n; p++) {
+			this.#toolLo[p] = p;
+			this.#toolHi[p] = p;
+		}
+		const claims = base ? base.#claims : { positions: new Map(), calls: new Map(), results: new Map() };
+		this.#claims = claims;
+		const touched = new Set<string>();
+		added.forEach((e, k) => {
+			const p = from + k;
+			claim(claims.positions, e.id, p);
+			for (const c of e.toolCallIds ?? []) {
+				claim(claims.calls, c, p);
+				touched.add(c);
+			}
+			if (e.toolCallId !== undefined) {
+				claim(claims.results, e.toolCallId, p);
+				touched.add(e.toolCallId);
+			}
+		});
+		// Recompute every member of a touched group from all of its groups (lo, hi and open).
+		const groups = new Map<string, { lo: number; hi: number; open: boolean; members: number[] }>();
+		const group = (c: string) => {
+			let g = groups.get(c);
 			if (!g) {
-				g = { calls: [], results: [] };
-				groups.set(callId, g);
+				const calls = this.calls(c);
+				const results = this.results(c);
+				const members = calls.length === 0 ? results : results.length === 0 ? calls : [...calls, ...results];
+				let lo = members[0];
+				let hi = members[0];
+				for (const q of members) {
+					if (q < lo) lo = q;
+					if (q > hi) hi = q;
+				}
+				g = { lo, hi, open: calls.length === 0 || results.length === 0, members };
+				groups.set(c, g);
 			}
 			return g;
 		};
-		entries.forEach((e, p) => {
-			const seen = positions.get(e.id);
-			if (seen !== undefined) refuse(`entries at positions ${seen} and ${p} share the id ${show(e.id)}`);
-			positions.set(e.id, p);
-			for (const c of e.toolCallIds ?? []) group(c).calls.push(p);
-			if (e.toolCallId !== undefined) group(e.toolCallId).results.push(p);
-		});
-		const nextSystem = new Int32Array(n + 1);
-		nextSystem[n] = n;
-		for (let p = n - 1; p >= 0; p--) nextSystem[p] = entries[p].role === "system" ? p : nextSystem[p + 1];
-		const toolLo = Int32Array.from({ length: n }, (_, p) => p);
-		const toolHi = Int32Array.from({ length: n }, (_, p) => p);
-		const toolOpen = new Uint8Array(n);
-		for (const g of groups.values()) {
-			const members = [...g.calls, ...g.results];
-			const lo = Math.min(...members);
-			const hi = Math.max(...members);
-			const open = g.calls.length === 0 || g.results.length === 0;
-			for (const p of members) {
-				toolLo[p] = Math.min(toolLo[p], lo);
-				toolHi[p] = Math.max(toolHi[p], hi);
-				if (open) toolOpen[p] = 1;
+		const affected = new Set<number>();
+		for (const c of touched) for (const p of group(c).members) affected.add(p);
+		for (const p of affected) {
+			let lo = p;
+			let hi = p;
+			let open = 0;
+			const e = entries[p];
+			for (const c of e.toolCallIds ?? []) {
+				const g = group(c);
+				lo = Math.min(lo, g.lo);
+				hi = Math.max(hi, g.hi);
+				if (g.open) open = 1;
 			}
+			if (e.toolCallId !== undefined) {
+				const g = group(e.toolCallId);
+				lo = Math.min(lo, g.lo);
+				hi = Math.max(hi, g.hi);
+				if (g.open) open = 1;
+			}
+			this.#toolLo[p] = lo;
+			this.#toolHi[p] = hi;
+			this.#toolOpen[p] = open;
 		}
-		this.entries = Object.freeze(entries);
-		this.digests = Object.freeze(entries.map((e) => fromHex(e.hash)));
-		this.#positions = positions;
-		this.#nextSystem = nextSystem;
-		this.#toolLo = toolLo;
-		this.#toolHi = toolHi;
-		this.#toolOpen = toolOpen;
-		this.#groups = groups;
+	}
+
+	/** This index followed by `entries` (checked as the constructor checks them); this index is unchanged. */
+	append(entries: unknown): ContextIndex {
+		return new ContextIndex(entries, this);
+	}
+
+	/** Positions of the entries making tool call `callId`, ascending. */
+	calls(callId: string): number[] {
+		return this.#valid(this.#claims.calls.get(callId), (e) => e.toolCallIds?.includes(callId) ?? false);
+	}
+
+	/** Positions of the results answering tool call `callId`, ascending. */
+	results(callId: string): number[] {
+		return this.#valid(this.#claims.results.get(callId), (e) => e.toolCallId === callId);
+	}
+
+	/** The claims this index's entries bear out, ascending, each once. */
+	#valid(claims: number | readonly number[] | undefined, holds: (e: LatticeEntry) => boolean): number[] {
+		if (claims === undefined) return [];
+		const n = this.entries.length;
+		if (typeof claims === "number") return claims < n && holds(this.entries[claims]) ? [claims] : [];
+		const out = claims.filter((p) => p < n && holds(this.entries[p]));
+		for (let i = 1; i < out.length; i++) if (out[i] <= out[i - 1]) return [...new Set(out)].sort((a, b) => a - b);
+		return out;
+	}
+
+	/** Every position mentioning tool call `callId` (calls, then results). */
+	members(callId: string): number[] {
+		return [...this.calls(callId), ...this.results(callId)];
 	}
 
 	get size(): number {
@@ -136,13 +235,31 @@ export class ContextIndex {
 	}
 
 	position(entryId: string): number | undefined {
-		return this.#positions.get(entryId);
+		const claims = this.#claims.positions.get(entryId);
+		if (claims === undefined) return undefined;
+		const n = this.entries.length;
+		if (typeof claims === "number") return claims < n && this.entries[claims].id === entryId ? claims : undefined;
+		for (const p of claims) if (p < n && this.entries[p].id === entryId) return p;
+		return undefined;
+	}
+
+	/** The first system entry at or after p (size when none): a binary search over the few system entries. */
+	#nextSystem(p: number): number {
+		const sys = this.#systems;
+		let lo = 0;
+		let hi = sys.length;
+		while (lo < hi) {
+			const mid = (lo + hi) >>> 1;
+			if (sys[mid] < p) lo = mid + 1;
+			else hi = mid;
+		}
+		return lo < sys.length ? sys[lo] : this.entries.length;
 	}
 
 	/** The position of an entry named by the caller, or a refusal naming what was wrong with it. */
 	resolve(entryId: unknown, role = "entry"): number {
 		if (typeof entryId !== "string") refuse(`${role} id must be a string, got ${show(entryId)}`);
-		const p = this.#positions.get(entryId);
+		const p = this.position(entryId);
 		if (p === undefined) {
 			refuse(`unknown ${role} ${show(entryId)}: the branch's context (${this.size} entries) has no entry with that id`);
 		}
@@ -161,7 +278,7 @@ export class ContextIndex {
 
 	/** Why [s, e) can never be one fold's span (a system entry, a split tool batch), or null. */
 	spanProblem(s: number, e: number): string | null {
-		const sys = this.#nextSystem[s];
+		const sys = this.#nextSystem(s);
 		if (sys < e)
 			return `the span ${this.spanLabel(s, e)} contains system ${this.label(sys)}: system entries never fold`;
 		for (let p = s; p < e; p++) {
@@ -176,7 +293,7 @@ export class ContextIndex {
 		const entry = this.entries[p];
 		const span = `the span ${this.spanLabel(s, e)}`;
 		for (const c of entry.toolCallIds ?? []) {
-			const g = this.#groups.get(c)!;
+			const g = { calls: this.calls(c), results: this.results(c) };
 			if (g.results.length === 0) {
 				return `${span} holds ${this.label(p)}, whose tool call ${show(c)} has no result yet: an incomplete tool batch never folds`;
 			}
@@ -187,7 +304,7 @@ export class ContextIndex {
 			}
 		}
 		const c = entry.toolCallId;
-		const g = c === undefined ? undefined : this.#groups.get(c);
+		const g = c === undefined ? undefined : { calls: this.calls(c), results: this.results(c) };
 		if (c === undefined || g === undefined) return `${span} cuts through the tool batch of ${this.label(p)}`;
 		if (g.calls.length === 0) {
 			return `${span} holds tool result ${this.label(p)}, whose call ${show(c)} no entry in the context makes: an orphaned result never folds`;

@@ -45,8 +45,12 @@ type Frontier = Pick<FoldLattice, "entries" | "folds" | "pins">;
 /** [lo, hi] of the tool calls each position shares a fold with, and whether a call or result is missing. */
 function toolClosure(context: ContextEntries) {
 	const n = context.entries.length;
-	const lo = Int32Array.from({ length: n }, (_, p) => p);
-	const hi = Int32Array.from({ length: n }, (_, p) => p);
+	const lo = new Int32Array(n);
+	const hi = new Int32Array(n);
+	for (let p = 0; p < n; p++) {
+		lo[p] = p;
+		hi[p] = p;
+	}
 	const noResult = new Uint8Array(n);
 	const noCall = new Uint8Array(n);
 	const groups = new Map<string, { calls: number[]; results: number[] }>();
@@ -58,27 +62,46 @@ function toolClosure(context: ContextEntries) {
 		}
 		return g;
 	};
-	context.entries.forEach((e, p) => {
-		for (const c of e.toolCallIds ?? []) group(c).calls.push(p);
+	for (let p = 0; p < n; p++) {
+		const e = context.entries[p];
+		if (e.toolCallIds) for (const c of e.toolCallIds) group(c).calls.push(p);
 		if (e.toolCallId !== undefined) group(e.toolCallId).results.push(p);
-	});
+	}
 	for (const g of groups.values()) {
-		const members = [...g.calls, ...g.results];
-		const a = Math.min(...members);
-		const b = Math.max(...members);
-		for (const p of members) {
-			lo[p] = Math.min(lo[p], a);
-			hi[p] = Math.max(hi[p], b);
-			if (g.results.length === 0) noResult[p] = 1;
-			if (g.calls.length === 0) noCall[p] = 1;
+		// Positions are pushed in order: the first call or result is the least, the last the greatest.
+		const a = Math.min(g.calls[0] ?? n, g.results[0] ?? n);
+		const b = Math.max(g.calls.at(-1) ?? -1, g.results.at(-1) ?? -1);
+		for (const members of [g.calls, g.results]) {
+			for (const p of members) {
+				if (a < lo[p]) lo[p] = a;
+				if (b > hi[p]) hi[p] = b;
+				if (g.results.length === 0) noResult[p] = 1;
+				if (g.calls.length === 0) noCall[p] = 1;
+			}
 		}
 	}
 	return { lo, hi, noResult, noCall };
 }
 
+/**
+ * Tool names per session entry, kept across passes: a session entry is immutable once appended,
+ * and the runtime hands the same entry objects to every pass, so each entry is read once, not
+ * once per pass.
+ */
+const toolNamesOf = new WeakMap<object, readonly string[]>();
+
 /** Tool names an entry calls or answers (from the Pi entry: the lattice entries carry no names). */
-function toolNames(entry: SessionEntry | undefined): string[] {
-	if (entry?.type !== "message") return [];
+function toolNames(entry: SessionEntry | undefined): readonly string[] {
+	if (entry === undefined) return [];
+	const known = toolNamesOf.get(entry);
+	if (known) return known;
+	const names = readToolNames(entry);
+	toolNamesOf.set(entry, names);
+	return names;
+}
+
+function readToolNames(entry: SessionEntry): string[] {
+	if (entry.type !== "message") return [];
 	const m = entry.message as { role?: string; content?: unknown; toolName?: unknown };
 	if (m.role === "toolResult") return typeof m.toolName === "string" ? [m.toolName] : [];
 	if (m.role !== "assistant" || !Array.isArray(m.content)) return [];
@@ -125,7 +148,8 @@ function itemsOf(context: ContextEntries, lattice: Frontier, settings: FrontierS
 		entries[p].role === "system" ||
 		pinned.has(entries[p].id) ||
 		noCall[p] === 1 ||
-		toolNames(sources[p]).some((t) => settings.blacklistAutoFoldTools.has(t));
+		(settings.blacklistAutoFoldTools.size > 0 &&
+			toolNames(sources[p]).some((t) => settings.blacklistAutoFoldTools.has(t)));
 	let lastUser = -1;
 	for (let p = 0; p < n; p++) if (entries[p].role === "user") lastUser = p;
 

@@ -51,6 +51,99 @@ export function digestMessages(core: PiFoldCore, messages: readonly unknown[]): 
 	return core.hashSpans(messages.map(canonicalJson));
 }
 
+/** One recorded request: per-message digests, and a private copy of each message they were taken of. */
+export interface Recorded {
+	digests: Uint8Array;
+	/** structuredClone of each message at the moment it was digested (undefined: it could not be cloned). */
+	snapshots: unknown[];
+}
+
+/**
+ * Whether `a` and `b` are the same JSON-plain value: plain objects with the same own enumerable
+ * keys (in any order) and equal values, arrays of equal items, identical primitives. Anything
+ * else (a Date, a Map, a function, a class instance, NaN) answers false, so the caller falls back
+ * to digesting. Equal here implies equal canonical JSON, since canonical JSON is a function of
+ * exactly that value (keys sorted).
+ */
+export function samePlainValue(a: unknown, b: unknown): boolean {
+	if (a === b) return true;
+	if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+	if (Array.isArray(a)) {
+		if (!Array.isArray(b) || a.length !== b.length) return false;
+		for (let i = 0; i < a.length; i++) if (!samePlainValue(a[i], b[i])) return false;
+		return true;
+	}
+	if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false;
+	const keys = Object.keys(a);
+	if (keys.length !== Object.keys(b).length) return false;
+	for (const k of keys) {
+		if (!Object.hasOwn(b, k) || !samePlainValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) {
+			return false;
+		}
+	}
+	return true;
+}
+
+function isPlainObject(x: object): boolean {
+	const proto = Object.getPrototypeOf(x);
+	return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Digest a request incrementally against the previous one. Message i keeps the previous digest i
+ * when it is the same plain value as the private copy kept of the previous request's message i
+ * (samePlainValue); every other message (an appended one, one that differs in any way) is
+ * digested from its canonical JSON as before. Why that proves what digesting everything proves:
+ * - the copy is structuredClone'd when its digest is taken and never leaves this module, so it is
+ *   exactly the value that digest was taken of (Pi hands over fresh clones on every request, so
+ *   comparing Pi's objects by identity would prove nothing; nothing here does);
+ * - the same plain value has the same canonical JSON, hence the same digest;
+ * - a changed byte anywhere (deep in a tool result, a nested detail) makes the values differ, so
+ *   that message is digested afresh: a key order change alone still gives the same digest
+ *   (canonical JSON), any other change a different one.
+ * The prefix is still compared in full on every request, but by walking it and comparing strings
+ * (memcmp), with no serializing and no hashing: those are paid for the new messages only.
+ */
+export function digestIncrementally(
+	core: PiFoldCore,
+	messages: readonly unknown[],
+	previous: Recorded | undefined,
+): Recorded {
+	const n = messages.length;
+	const snapshots = new Array<unknown>(n);
+	const digests = new Uint8Array(n * DIGEST_BYTES);
+	const fresh: number[] = [];
+	const texts: string[] = [];
+	for (let i = 0; i < n; i++) {
+		const m = messages[i];
+		const kept = previous && i < previous.snapshots.length ? previous.snapshots[i] : undefined;
+		if (kept !== undefined && samePlainValue(m, kept)) {
+			snapshots[i] = kept;
+			digests.set(previous!.digests.subarray(i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES), i * DIGEST_BYTES);
+			continue;
+		}
+		texts.push(canonicalJson(m)); // first: it throws on what cannot be digested (a BigInt, a cycle)
+		fresh.push(i);
+		snapshots[i] = snapshotOf(m);
+	}
+	if (texts.length > 0) {
+		const hashed = core.hashSpans(texts);
+		fresh.forEach((i, k) => {
+			digests.set(hashed.subarray(k * DIGEST_BYTES, (k + 1) * DIGEST_BYTES), i * DIGEST_BYTES);
+		});
+	}
+	return { digests, snapshots };
+}
+
+/** A private copy, or undefined when the value cannot be cloned (that message is then always digested). */
+function snapshotOf(m: unknown): unknown {
+	try {
+		return structuredClone(m);
+	} catch {
+		return undefined;
+	}
+}
+
 /**
  * The first index where `next` departs from `previous` (both packed digests), or -1 when
  * `previous` is a prefix of `next` (a pure append).
@@ -76,7 +169,7 @@ const zeroReasons = (): Record<RewriteReason, number> => ({ commit: 0, expand: 0
  */
 export class RewriteRecorder {
 	readonly #core: PiFoldCore;
-	#previous: Uint8Array | undefined;
+	#previous: Recorded | undefined;
 	#announced: RewriteReason | undefined;
 	#counters: RewriteCounters = {
 		requests: 0,
@@ -110,21 +203,22 @@ export class RewriteRecorder {
 
 	/** Record one request's messages (as the `context` event gives them). Never throws. */
 	record(messages: readonly unknown[]): RecordOutcome {
-		let digests: Uint8Array;
+		let recorded: Recorded;
 		try {
 			if (!Array.isArray(messages)) return { ok: false, reason: "the request's messages are not an array" };
-			digests = digestMessages(this.#core, messages);
+			recorded = digestIncrementally(this.#core, messages, this.#previous);
 		} catch (err) {
 			return { ok: false, reason: `cannot digest the request: ${err instanceof Error ? err.message : String(err)}` };
 		}
-		return this.#classify(digests, messages.length);
+		return this.#classify(recorded, messages.length);
 	}
 
-	#classify(digests: Uint8Array, count: number): RecordOutcome {
+	#classify(recorded: Recorded, count: number): RecordOutcome {
 		const c = this.#counters;
-		const previous = this.#previous;
+		const previous = this.#previous?.digests;
+		const digests = recorded.digests;
 		const announced = this.#announced;
-		this.#previous = digests;
+		this.#previous = recorded;
 		this.#announced = undefined;
 		c.requests++;
 		if (!previous) {
@@ -158,7 +252,7 @@ export class RewriteRecorder {
 
 	/** The last request's per-message digests, hex (for status). */
 	lastDigests(): string[] {
-		const d = this.#previous;
+		const d = this.#previous?.digests;
 		if (!d) return [];
 		const out: string[] = [];
 		for (let i = 0; i < d.byteLength; i += DIGEST_BYTES) out.push(toHex(d, i, i + DIGEST_BYTES));

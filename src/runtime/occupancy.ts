@@ -121,16 +121,51 @@ export interface RequestEstimate {
 }
 
 /** Estimate a request carrying `messages` (pass all of them, system messages included). */
-export function estimateRequestDetail(core: PiFoldCore, messages: readonly unknown[]): RequestEstimate {
+export function estimateRequestDetail(
+	core: PiFoldCore,
+	messages: readonly unknown[],
+	memo?: TokenMemo,
+): RequestEstimate {
 	const parts = messages.map(billedParts);
 	const texts = parts.map((p) => p.text);
-	const tokens = core.estimateTokensBatch(texts);
+	const tokens = memo ? memo.estimate(core, texts) : core.estimateTokensBatch(texts);
 	let total = 0;
 	for (let i = 0; i < parts.length; i++) {
 		tokens[i] += parts[i].images * IMAGE_TOKENS;
 		total += tokens[i];
 	}
 	return { texts, tokens, total };
+}
+
+/**
+ * The estimator's answers for the previous request of one caller. The estimate of a text depends
+ * on the text alone, and consecutive requests share all but their newest messages, so text i
+ * equal to the previous request's text i (a string comparison, no hashing) reuses its tokens and
+ * only the other texts go to the core. Texts are still built from the messages every time, never
+ * taken from a message object's identity: Pi hands over fresh copies, and the text is what is billed.
+ */
+export class TokenMemo {
+	#texts: readonly string[] = [];
+	#tokens = new Uint32Array(0);
+
+	estimate(core: PiFoldCore, texts: readonly string[]): Uint32Array {
+		const tokens = new Uint32Array(texts.length);
+		const missing: number[] = [];
+		const known = this.#texts;
+		for (let i = 0; i < texts.length; i++) {
+			if (i < known.length && known[i] === texts[i]) tokens[i] = this.#tokens[i];
+			else missing.push(i);
+		}
+		if (missing.length > 0) {
+			const fresh = core.estimateTokensBatch(missing.map((i) => texts[i]));
+			missing.forEach((i, k) => {
+				tokens[i] = fresh[k];
+			});
+		}
+		this.#texts = texts;
+		this.#tokens = tokens;
+		return tokens;
+	}
 }
 
 /** Estimated tokens of each message, in order (uncalibrated): also the unit of a mark's "tokens freed". */
@@ -273,6 +308,9 @@ export function modelKey(model: { provider: string; id: string } | undefined): s
 export class OccupancyMeter {
 	readonly calibration = new Calibration();
 	readonly #core: PiFoldCore;
+	/** One memo per stream of requests: as sent (system prompt first), and as turn_end sees the next one. */
+	readonly #sentMemo = new TokenMemo();
+	readonly #nextMemo = new TokenMemo();
 
 	constructor(core: PiFoldCore) {
 		this.#core = core;
@@ -280,12 +318,12 @@ export class OccupancyMeter {
 
 	/** The uncalibrated estimate of a request carrying `messages` (system messages included). */
 	estimateRequest(messages: readonly unknown[]): RequestEstimate {
-		return estimateRequestDetail(this.#core, messages);
+		return estimateRequestDetail(this.#core, messages, this.#nextMemo);
 	}
 
 	/** Call for each request as it is sent (all its messages); returns its uncalibrated estimate. */
 	observeRequest(messages: readonly unknown[], model: string): RequestEstimate {
-		const estimate = this.estimateRequest(messages);
+		const estimate = estimateRequestDetail(this.#core, messages, this.#sentMemo);
 		this.calibration.observeRequest(estimate, model);
 		return estimate;
 	}

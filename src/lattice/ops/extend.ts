@@ -1,10 +1,9 @@
 // extend: new context entries appended after the last one (the session grew by a turn). Existing
 // positions, folds, identities and pins are untouched, so keeping the lattice in step with a live
-// session costs one re-index instead of a rebuild from the session records.
-import { ContextIndex } from "../entries.ts";
-import { specOf } from "../fold.ts";
+// session costs indexing the new entries only, not a rebuild (nor a re-index of the whole context).
+import type { ContextIndex } from "../entries.ts";
 import { refuse, show } from "../outcome.ts";
-import { buildStructure } from "../structure.ts";
+import type { LatticeCore, Structure } from "../structure.ts";
 import type { Change, LatticeData } from "./common.ts";
 
 export interface ExtendResult {
@@ -14,17 +13,55 @@ export interface ExtendResult {
 	size: number;
 }
 
-/** The data of an extended lattice: the new index and a structure rebuilt over it (same folds). */
+/**
+ * The data of an extended lattice: the index grown by the new entries and the same structure over
+ * it. What the full re-index and rebuild checked still holds, for these reasons:
+ * - every new entry is checked, and its id against every id already in the context (the index);
+ * - appended positions lie after every fold, so they are top-level leaves and no fold covers a
+ *   new system entry or a new pin;
+ * - the only span facts of earlier positions an append can change are those of tool groups the
+ *   new entries join (a second result for a call, a late result): such a group now reaches past
+ *   every fold, so a fold holding any earlier member of it is broken, and the append is refused
+ *   (naming the fold, exactly as a check of every fold would). Nothing else moves.
+ * The core still validates the grown columns.
+ */
 export function extend(d: LatticeData, entries: unknown): Change<ExtendResult> & { ctx: ContextIndex } {
 	if (!Array.isArray(entries)) refuse(`extend takes an array of entries, got ${show(entries)}`);
-	// The index checks every new entry and refuses an id already in the context.
-	const ctx = new ContextIndex([...d.ctx.entries, ...entries]);
-	// A standing fold stays valid only if the new entries do not reach into it (e.g. a second
-	// result for a call it holds).
-	for (const f of d.structure.folds) {
-		const problem = ctx.spanProblem(f.start, f.end);
-		if (problem) refuse(`the new entries would break ${f.state} fold ${f.id}: ${problem}`);
+	const from = d.ctx.size;
+	const ctx = d.ctx.append(entries);
+	if (breaksAFold(d.structure, ctx, from)) {
+		for (const f of d.structure.folds) {
+			const problem = ctx.spanProblem(f.start, f.end);
+			if (problem) refuse(`the new entries would break ${f.state} fold ${f.id}: ${problem}`);
+		}
+		refuse("internal: an appended entry joins a tool batch inside a fold, but no fold reports it");
 	}
-	const structure = buildStructure(d.core, ctx, d.structure.folds.map(specOf), d.pins, d.structure);
+	const structure = grownStructure(d.core, d.structure, ctx.size);
 	return { result: { added: entries.length, size: ctx.size }, structure, ctx };
+}
+
+/** Whether an entry at or after `from` joins a tool group with a member inside a fold. */
+function breaksAFold(structure: Structure, ctx: ContextIndex, from: number): boolean {
+	for (let p = from; p < ctx.size; p++) {
+		const e = ctx.entries[p];
+		const callIds = e.toolCallId === undefined ? (e.toolCallIds ?? []) : [...(e.toolCallIds ?? []), e.toolCallId];
+		for (const c of callIds) {
+			for (const q of ctx.members(c)) if (q < from && structure.innermost[q] !== -1) return true;
+		}
+	}
+	return false;
+}
+
+/** The same folds over a context grown to `size` entries: the new positions are top-level leaves. */
+function grownStructure(core: LatticeCore, structure: Structure, size: number): Structure {
+	const from = structure.innermost.length;
+	const innermost = new Int32Array(size);
+	innermost.set(structure.innermost);
+	innermost.fill(-1, from);
+	const top = [...structure.top];
+	for (let p = from; p < size; p++) top.push(p);
+	const columns = { ...structure.columns, leafCount: size };
+	const verdict = core.validateLattice(columns);
+	if (!verdict.ok) refuse(`the core rejects the lattice (${verdict.code}): ${verdict.message}`);
+	return { folds: structure.folds, byId: structure.byId, top, innermost, columns };
 }

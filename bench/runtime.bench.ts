@@ -1,0 +1,261 @@
+// npm run bench:runtime — what pi-fold adds to each request of a real Pi AgentSession: the scripted
+// workload (test/helpers/workload.ts, real read/bash/ls over Pi's own dist/) run with pi-fold
+// registered and a budget small enough that several commits happen, and the same run without it
+// for the wall clock. The per-request figure is the runtime's own measurement (hooks.ts times every
+// handler and attributes it to the next request); each commit is the turn_end handler that made
+// it, whole (calibration, sync and frontier included). Prints Markdown, writes bench/results/runtime.json.
+import { mkdirSync, writeFileSync } from "node:fs";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
+import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { type PiFold, registerPiFold } from "../src/index.ts";
+import type { FoldRuntime } from "../src/runtime/runtime.ts";
+import { makeSession, removeTempDirs } from "../test/helpers/pi-harness.ts";
+import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../test/helpers/workload.ts";
+import { machineNotes } from "./lib/harness.ts";
+
+const STAGES = 64;
+const WARMUP_STAGES = 16;
+const SEED = 7;
+/** Each stage adds about 1-5k tokens: the window refills to maxTarget every few stages. */
+const BUDGET = 48_000;
+/** Large enough that Pi's own compaction never comes into play in either run. */
+const CONTEXT_WINDOW = 1_000_000;
+const TARGET_MEDIAN_MS = 1;
+const TARGET_COMMIT_MS = 50;
+
+const quantile = (xs: readonly number[], q: number) => {
+	const s = [...xs].sort((a, b) => a - b);
+	return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+const round = (x: number, digits = 3) => Number(x.toFixed(digits));
+const billed = (m: AssistantMessage | undefined) => (m ? m.usage.input + m.usage.cacheRead + m.usage.cacheWrite : 0);
+
+/** Time calls of one method of an object, in place (instance property over the prototype's). */
+function timeMethod<T extends object>(
+	target: T,
+	name: keyof T & string,
+	into: Map<string, number[]>,
+	label: string = name,
+) {
+	const original = target[name] as unknown as (...args: unknown[]) => unknown;
+	const samples: number[] = [];
+	into.set(label, samples);
+	(target as Record<string, unknown>)[name] = function (this: unknown, ...args: unknown[]) {
+		const t0 = performance.now();
+		try {
+			return original.apply(this, args);
+		} finally {
+			samples.push(performance.now() - t0);
+		}
+	};
+	return samples;
+}
+
+interface CommitSample {
+	turn: number;
+	ms: number;
+	committed: number;
+	consolidated: number;
+	edits: number;
+	before: number;
+	after: number;
+	budget: number;
+	billedBefore: number;
+	billedAfter: number;
+}
+
+interface RunResult {
+	wallMs: number;
+	requests: number;
+	handlerMs: number[];
+	commits: CommitSample[];
+	phases: Map<string, number[]>;
+	problems: string[];
+	errors: number;
+	unattributed: number;
+}
+
+async function runWorkload(stages: number, withFold: boolean): Promise<RunResult> {
+	let fold: PiFold | undefined;
+	const extensions: ExtensionFactory[] = withFold
+		? [
+				(pi) => {
+					fold = registerPiFold(pi, { providerInputBudget: BUDGET });
+				},
+			]
+		: [];
+	const h = await makeSession({ cwd: WORKLOAD_ROOT, persist: true, contextWindow: CONTEXT_WINDOW, extensions });
+	try {
+		const phases = new Map<string, number[]>();
+		const rt: FoldRuntime | undefined = fold?.runtime.get();
+		if (withFold && !rt) throw new Error(`no runtime: ${fold?.runtime.reason()}`);
+		const commitTurns: { turn: number; ms: number }[] = [];
+		if (rt) {
+			// Where the time goes, per call (diagnostic; the reported figures are the runtime's own).
+			timeMethod(rt.recorder, "record", phases, "recorder.record");
+			timeMethod(rt, "recordRequest", phases, "context (record + align)");
+			timeMethod(rt.meter, "observeRequest", phases, "context_with_system (estimate)");
+			timeMethod(rt, "sync", phases, "turn_end: sync");
+			timeMethod(rt.meter, "occupancy", phases, "turn_end: occupancy");
+			const turnEnd = rt.turnEnd;
+			rt.turnEnd = (e, ctx) => {
+				const before = rt.commits.length;
+				const t0 = performance.now();
+				try {
+					return turnEnd.call(rt, e, ctx);
+				} finally {
+					const ms = performance.now() - t0;
+					if (rt.commits.length > before) commitTurns.push({ turn: e.turnIndex, ms });
+					else
+						(
+							phases.get("turn_end (no commit)") ??
+							phases.set("turn_end (no commit)", []).get("turn_end (no commit)") ??
+							[]
+						).push(ms);
+				}
+			};
+		}
+		h.script(workloadSteps(stages, { seed: SEED }));
+		const t0 = performance.now();
+		await h.session.prompt(WORKLOAD_PROMPT);
+		const wallMs = performance.now() - t0;
+		const work = h.captured.filter((c) => !isSummaryRequest(c.context));
+		if (work.length !== stages + 1) throw new Error(`expected ${stages + 1} requests, the provider saw ${work.length}`);
+		const answers = h.session.sessionManager
+			.getBranch()
+			.flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? [e.message] : []));
+		const status = rt?.status();
+		const commits = (status?.commits ?? []).map((c, i): CommitSample => {
+			const timed = commitTurns[i];
+			if (timed?.turn !== c.turn) throw new Error(`commit ${i} at turn ${c.turn} was not timed`);
+			return {
+				turn: c.turn,
+				ms: timed.ms,
+				committed: c.committed.length,
+				consolidated: c.consolidated.length,
+				edits: c.edits,
+				before: c.before,
+				after: c.after,
+				budget: c.budget,
+				billedBefore: billed(answers[c.turn]),
+				billedAfter: billed(answers[c.turn + 1]),
+			};
+		});
+		return {
+			wallMs,
+			requests: work.length,
+			handlerMs: status?.timing.handlerMs ?? [],
+			commits,
+			phases,
+			problems: status?.problems ?? [],
+			errors: h.extensionErrors.length,
+			unattributed: status?.rewrites.unattributed ?? 0,
+		};
+	} finally {
+		h.dispose();
+	}
+}
+
+const machine = machineNotes();
+console.log(`# pi-fold runtime benchmark (${machine.date})`);
+console.log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
+console.log(
+	`workload: ${STAGES} stages (seed ${SEED}), serving budget ${BUDGET} tokens; warm-up run of ${WARMUP_STAGES}`,
+);
+
+try {
+	// Warm-up (not reported): module loading, the core's first instantiation, V8's baseline tiers.
+	await runWorkload(WARMUP_STAGES, true);
+	await runWorkload(WARMUP_STAGES, false);
+	const baseline = await runWorkload(STAGES, false);
+	const folded = await runWorkload(STAGES, true);
+
+	const ms = folded.handlerMs;
+	const perRequest = {
+		samples: ms.length,
+		medianMs: round(quantile(ms, 0.5)),
+		p95Ms: round(quantile(ms, 0.95)),
+		maxMs: round(Math.max(...ms)),
+		totalMs: round(ms.reduce((a, b) => a + b, 0)),
+	};
+	const commitMs = folded.commits.map((c) => c.ms);
+	const targets = [
+		{ what: "median added time per request (ms)", measured: perRequest.medianMs, target: `< ${TARGET_MEDIAN_MS}` },
+		{
+			what: "slowest commit (ms)",
+			measured: round(commitMs.length ? Math.max(...commitMs) : Number.NaN),
+			target: `< ${TARGET_COMMIT_MS}`,
+		},
+	].map((t, i) => ({ ...t, met: t.measured < (i === 0 ? TARGET_MEDIAN_MS : TARGET_COMMIT_MS) }));
+
+	console.log("\n## Per request (handlers' own time, as the runtime measures it)");
+	console.log("| requests | median ms | p95 ms | max ms | total ms |");
+	console.log("|---:|---:|---:|---:|---:|");
+	console.log(
+		`| ${perRequest.samples} | ${perRequest.medianMs.toFixed(3)} | ${perRequest.p95Ms.toFixed(3)} | ${perRequest.maxMs.toFixed(3)} | ${perRequest.totalMs.toFixed(1)} |`,
+	);
+
+	console.log(`\n## Commits (${folded.commits.length})`);
+	console.log("| turn | ms | marks | consolidated | edits | est. before → after (share) | billed before → after |");
+	console.log("|---:|---:|---:|---:|---:|---|---|");
+	for (const c of folded.commits) {
+		const share = (t: number) => `${t} (${(t / c.budget).toFixed(2)})`;
+		console.log(
+			`| ${c.turn} | ${c.ms.toFixed(2)} | ${c.committed} | ${c.consolidated} | ${c.edits} | ${share(c.before)} → ${share(c.after)} | ${c.billedBefore} → ${c.billedAfter} |`,
+		);
+	}
+
+	console.log("\n## Where the time goes (per call, diagnostic)");
+	console.log("| phase | calls | median ms | p95 ms | max ms |");
+	console.log("|---|---:|---:|---:|---:|");
+	const phases = [...folded.phases].map(([phase, xs]) => ({
+		phase,
+		calls: xs.length,
+		medianMs: round(quantile(xs, 0.5)),
+		p95Ms: round(quantile(xs, 0.95)),
+		maxMs: round(xs.length ? Math.max(...xs) : Number.NaN),
+	}));
+	for (const p of phases) {
+		console.log(
+			`| ${p.phase} | ${p.calls} | ${p.medianMs.toFixed(3)} | ${p.p95Ms.toFixed(3)} | ${p.maxMs.toFixed(3)} |`,
+		);
+	}
+
+	console.log("\n## Wall clock of the whole run");
+	console.log("| run | requests | wall ms |");
+	console.log("|---|---:|---:|");
+	console.log(`| without pi-fold | ${baseline.requests} | ${baseline.wallMs.toFixed(0)} |`);
+	console.log(`| with pi-fold | ${folded.requests} | ${folded.wallMs.toFixed(0)} |`);
+
+	console.log("\n## Targets");
+	console.log("| target | measured | needed | |");
+	console.log("|---|---:|---:|---|");
+	for (const t of targets) console.log(`| ${t.what} | ${t.measured} | ${t.target} | ${t.met ? "met" : "MISSED"} |`);
+	const health = { problems: folded.problems, extensionErrors: folded.errors, unattributed: folded.unattributed };
+	if (folded.problems.length || folded.errors || folded.unattributed) {
+		console.log(`\nWARNING: the run was not clean: ${JSON.stringify(health)}`);
+	}
+
+	mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+	const file = new URL("./results/runtime.json", import.meta.url);
+	const result = {
+		machine,
+		workload: {
+			stages: STAGES,
+			seed: SEED,
+			budget: BUDGET,
+			contextWindow: CONTEXT_WINDOW,
+			warmupStages: WARMUP_STAGES,
+		},
+		perRequest: { ...perRequest, handlerMs: ms.map((x) => round(x)) },
+		commits: folded.commits.map((c) => ({ ...c, ms: round(c.ms) })),
+		phases,
+		wallClock: { withoutPiFoldMs: round(baseline.wallMs, 1), withPiFoldMs: round(folded.wallMs, 1) },
+		health,
+		targets,
+	};
+	writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+	console.log(`\nwrote ${file.pathname}`);
+} finally {
+	removeTempDirs();
+}
