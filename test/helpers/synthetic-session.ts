@@ -11,7 +11,8 @@ const usage = {
 	cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
 };
 
-function assistant(content: unknown[], stopReason: "toolUse" | "stop") {
+/** An assistant message as the faux model writes one, typed loosely for appendMessage. */
+export function assistantMessage(content: unknown[], stopReason: "toolUse" | "stop" = "toolUse"): never {
 	return {
 		role: "assistant",
 		content,
@@ -21,7 +22,7 @@ function assistant(content: unknown[], stopReason: "toolUse" | "stop") {
 		usage,
 		stopReason,
 		timestamp: 1,
-	};
+	} as never;
 }
 
 /** Append `batches` tool batches to a session; returns the manager (persisted in `dir`). */
@@ -35,7 +36,7 @@ export function syntheticSession(dir: string, batches: number): SessionManager {
 			name: "read",
 			arguments: { path: `src/file-${b}-${k}.ts` },
 		}));
-		sm.appendMessage(assistant([{ type: "text", text: `Batch ${b}.` }, ...calls], "toolUse") as never);
+		sm.appendMessage(assistantMessage([{ type: "text", text: `Batch ${b}.` }, ...calls], "toolUse"));
 		for (const c of calls) {
 			sm.appendMessage({
 				role: "toolResult",
@@ -47,6 +48,6 @@ export function syntheticSession(dir: string, batches: number): SessionManager {
 			} as never);
 		}
 	}
-	sm.appendMessage(assistant([{ type: "text", text: "Done." }], "stop") as never);
+	sm.appendMessage(assistantMessage([{ type: "text", text: "Done." }], "stop"));
 	return sm;
 }
