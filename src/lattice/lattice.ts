@@ -75,6 +75,20 @@ export class FoldLattice {
 		});
 	}
 
+	/**
+	 * An independent copy, O(folds): a change on either never shows on the other. It shares what
+	 * no operation writes in place (the context index, which only ever grows into a new index;
+	 * the structure's arrays, columns and child lists, replaced whole on change; the pin set, also
+	 * replaced whole) and copies the fold nodes, whose state, kind and brief change in place.
+	 */
+	clone(): FoldLattice {
+		const s = this.#structure;
+		const folds = s.folds.map((f) => ({ ...f }));
+		const byId = new Map(folds.map((f) => [f.id, f]));
+		const structure: Structure = { folds, byId, top: s.top, innermost: s.innermost, columns: s.columns };
+		return new FoldLattice(this.#core, this.#ctx, structure, this.#pins);
+	}
+
 	get #data(): LatticeData {
 		return { core: this.#core, ctx: this.#ctx, structure: this.#structure, pins: this.#pins };
 	}

@@ -6,7 +6,7 @@
 import type { ContextEditEntryDraft, ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { MARK_ELIGIBLE, type PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId } from "../fold-types.ts";
-import { FoldLattice, type FoldView, type Outcome } from "../lattice/index.ts";
+import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { CommittedFold, JournalOp } from "../session/journal.ts";
 import { persistFolds, type RecordIndex } from "../session/persist.ts";
@@ -82,6 +82,12 @@ export function planCommit(input: CommitInput): CommitOutcome {
 
 function plan(input: CommitInput): CommitPlan {
 	const { core, context, projection, store, thresholds, need, ratio } = input;
+	// Fold positions index `context`: the lattice must be over exactly its entries (the working
+	// copy is a clone of the lattice, not a load over `context`, so check it here).
+	const over = input.lattice.entries;
+	if (over.length !== context.entries.length || over.some((e, p) => e.id !== context.entries[p].id)) {
+		throw new Error("the lattice is not over the session's context entries");
+	}
 	const pending = input.lattice.pending();
 	if (pending.length === 0) throw new Error("no pending marks to commit");
 	const entriesById = new Map<string, SessionEntry>(context.sources.map((s) => [s.id, s]));
@@ -111,8 +117,8 @@ function plan(input: CommitInput): CommitPlan {
 	const chosen = [...selection.chosen];
 	if (chosen.length === 0) throw new Error(`no mark frees anything (need ${need} tokens)`);
 
-	// Apply on a copy.
-	const work = must("copy the lattice", FoldLattice.load(core, context.entries, input.lattice.save())).lattice;
+	// Apply on a copy (the live lattice is untouched unless the caller swaps the plan in).
+	const work = input.lattice.clone();
 	const committed = chosen.map((i) => pending[i].id);
 	for (const i of chosen) {
 		const f = pending[i];
@@ -135,7 +141,7 @@ function plan(input: CommitInput): CommitPlan {
 		for (let g = 0; g < choice.groupCount; g++) {
 			const ids = roots.slice(choice.groups[2 * g], choice.groups[2 * g + 1] + 1);
 			// The brief indexes the children, so it needs the fold: learn it on a probe copy first.
-			const probe = must("probe", FoldLattice.load(core, context.entries, work.save())).lattice;
+			const probe = work.clone();
 			const probed = must("consolidate (probe)", probe.consolidate(ids, { maxGap: CONSOLIDATION_MAX_GAP }));
 			const brief = briefForFold(probe, probed.id, entriesById);
 			if (!brief) throw new Error(`no brief could be written for the consolidation of ${ids.join(", ")}`);
