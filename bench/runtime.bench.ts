@@ -98,11 +98,12 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 			timeMethod(rt, "sync", phases, "turn_end: sync");
 			timeMethod(rt.meter, "occupancy", phases, "turn_end: occupancy");
 			const turnEnd = rt.turnEnd;
-			rt.turnEnd = (e, ctx) => {
+			// Async: a commit's store writes are awaited (Pi awaits the handler), so time until it settles.
+			rt.turnEnd = async (e, ctx) => {
 				const before = rt.commits.length;
 				const t0 = performance.now();
 				try {
-					return turnEnd.call(rt, e, ctx);
+					return await turnEnd.call(rt, e, ctx);
 				} finally {
 					const ms = performance.now() - t0;
 					if (rt.commits.length > before) commitTurns.push({ turn: e.turnIndex, ms });

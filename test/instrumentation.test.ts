@@ -4,7 +4,7 @@
 // messages align one to one with the session entries that own them.
 import { isDeepStrictEqual } from "node:util";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
-import type { ExtensionAPI, SessionEntry } from "@earendil-works/pi-coding-agent";
+import { type ExtensionAPI, type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { canonicalJson } from "../src/runtime/canonical-json.ts";
@@ -13,7 +13,9 @@ import {
 	alignWithProjection,
 	digestIncrementally,
 	digestMessages,
+	entriesSince,
 	firstChangedIndex,
+	ProjectionAligner,
 	type RecordOutcome,
 	RewriteRecorder,
 } from "../src/runtime/instrumentation.ts";
@@ -300,5 +302,46 @@ describe("recorder units", () => {
 		r.rebase();
 		expect(r.record([msg("summary")])).toMatchObject({ kind: "baseline" });
 		expect(r.counters()).toMatchObject({ requests: 2, baselines: 2, unattributed: 0 });
+	});
+});
+
+describe("ProjectionAligner (incremental alignment on pure appends)", () => {
+	const user = (text: string, timestamp: number) => ({ role: "user" as const, content: text, timestamp });
+	const requestOf = (sm: SessionManager) =>
+		sm.buildSessionProjection().messages.filter((m) => m.role !== "system") as Parameters<
+			ProjectionAligner["align"]
+		>[0];
+
+	it("accepts an aligned tail and still catches a misaligned one, as the full check does", () => {
+		const sm = SessionManager.inMemory();
+		sm.appendMessage(user("a", 1));
+		const aligner = new ProjectionAligner();
+		expect(aligner.align(requestOf(sm), sm, false).ok).toBe(true);
+		sm.appendMessage(user("b", 2));
+		const next = requestOf(sm);
+		expect(aligner.align(next, sm, true).ok).toBe(true);
+		sm.appendMessage(user("c", 3));
+		const wrongTimestamp = [...requestOf(sm)];
+		wrongTimestamp[2] = { ...wrongTimestamp[2], timestamp: 99 } as (typeof wrongTimestamp)[number];
+		const bad = aligner.align(wrongTimestamp, sm, true);
+		expect(bad).toEqual(alignWithProjection(wrongTimestamp, sm.buildSessionProjection()));
+		expect(bad.ok).toBe(false);
+		// A message the session does not have, after a failure: still caught (the failure forgot the last alignment).
+		const extra = [...requestOf(sm), user("d", 4)] as typeof next;
+		expect(aligner.align(extra, sm, true).ok).toBe(false);
+		expect(aligner.align(requestOf(sm), sm, false).ok).toBe(true);
+		const extra2 = [...requestOf(sm), user("e", 5)] as typeof next;
+		expect(aligner.align(extra2, sm, true).ok).toBe(false);
+	});
+
+	it("entriesSince walks back to the given leaf, and refuses one off the path", () => {
+		const sm = SessionManager.inMemory();
+		const a = sm.appendMessage(user("a", 1));
+		const b = sm.appendMessage(user("b", 2));
+		const c = sm.appendMessage(user("c", 3));
+		expect(entriesSince(sm, a)?.map((e) => e.id)).toEqual([b, c]);
+		expect(entriesSince(sm, c)).toEqual([]);
+		expect(entriesSince(sm, "not-there")).toBeUndefined();
+		expect(entriesSince(sm, a, 1)).toBeUndefined();
 	});
 });

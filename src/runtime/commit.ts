@@ -9,7 +9,7 @@ import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { CommittedFold, JournalOp } from "../session/journal.ts";
-import { persistFolds, type RecordIndex } from "../session/persist.ts";
+import { persistFoldsAsync, type RecordIndex } from "../session/persist.ts";
 import type { FoldStore } from "../store/index.ts";
 import { briefForFold } from "./briefs.ts";
 import { commitDrafts, validateDrafts } from "./drafts.ts";
@@ -71,16 +71,16 @@ function must<T extends object>(what: string, o: Outcome<T>): T {
 	return o as T;
 }
 
-/** Plan a commit. Never throws; nothing outside the returned plan changes except store objects (write-once). */
-export function planCommit(input: CommitInput): CommitOutcome {
+/** Plan a commit; resolves once its folds are durable. Never rejects; nothing outside the returned plan changes except store objects (write-once). */
+export async function planCommit(input: CommitInput): Promise<CommitOutcome> {
 	try {
-		return { ok: true, plan: plan(input) };
+		return { ok: true, plan: await plan(input) };
 	} catch (err) {
 		return { ok: false, reason: err instanceof Error ? err.message : String(err) };
 	}
 }
 
-function plan(input: CommitInput): CommitPlan {
+async function plan(input: CommitInput): Promise<CommitPlan> {
 	const { core, context, projection, store, thresholds, need, ratio } = input;
 	// Fold positions index `context`: the lattice must be over exactly its entries (the working
 	// copy is a clone of the lattice, not a load over `context`, so check it here).
@@ -153,9 +153,15 @@ function plan(input: CommitInput): CommitPlan {
 		}
 	}
 
-	// Durable before anything shows them: leaves and records into the store.
+	// Durable before anything shows them: leaves and records into the store (fsyncs off the main thread).
 	const records: RecordIndex = new Map(input.records);
-	const persisted = persistFolds(work, store, context, [...committed, ...consolidated.map((c) => c.id)], records);
+	const persisted = await persistFoldsAsync(
+		work,
+		store,
+		context,
+		[...committed, ...consolidated.map((c) => c.id)],
+		records,
+	);
 	const byId = new Map<FoldId, CommittedFold>(persisted.map((p) => [p.id, p]));
 
 	// What the window shows changes only at the roots that are new: a committed mark still a root,

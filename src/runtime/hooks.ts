@@ -44,6 +44,24 @@ export function registerRuntimeHooks(
 		}
 	};
 
+	/**
+	 * guarded for a body that waits (a commit's store writes): Pi awaits the returned promise, so the
+	 * time counted is until the body settles, and the result is returned only once it is durable.
+	 */
+	const guardedAsync = async <T>(where: string, body: (rt: FoldRuntime) => Promise<T>): Promise<T | undefined> => {
+		const rt = ensure();
+		if (!rt) return undefined;
+		const t0 = performance.now();
+		try {
+			return await body(rt);
+		} catch (err) {
+			rt.problem(where, err instanceof Error ? err.message : String(err));
+			return undefined;
+		} finally {
+			rt.addTime(performance.now() - t0, false);
+		}
+	};
+
 	const reopen = (where: string) => (_e: unknown, ctx: ExtensionContext) =>
 		void guarded(where, (rt) => rt.open(ctx.sessionManager));
 	pi.on("session_start", reopen("session_start"));
@@ -66,26 +84,28 @@ export function registerRuntimeHooks(
 		}
 	});
 
-	pi.on("turn_end", (e, ctx) => {
-		const mine = guarded("turn_end", (rt) => rt.turnEnd(e, ctx));
+	pi.on("turn_end", async (e, ctx) => {
+		const mine = await guardedAsync("turn_end", (rt) => rt.turnEnd(e, ctx));
 		// Handlers chain: keep what earlier extensions proposed.
 		return mine && mine.length > 0 ? { entries: [...e.entries, ...mine] } : undefined;
 	});
 
 	pi.on("session_before_compact", (e, ctx) => {
+		// An overflow plans a commit: answer (cancel Pi's compaction) only once its folds are durable.
+		if (e.reason === "overflow") return guardedAsync("session_before_compact", (rt) => rt.overflow(e, ctx));
 		return guarded("session_before_compact", (rt) => {
 			if (e.reason === "threshold") {
 				// Folding is authoritative; Pi asks again after every turn, so this stays O(1).
 				rt.compaction.thresholdCancelled++;
 				return { cancel: true };
 			}
-			if (e.reason === "overflow") return rt.overflow(e, ctx);
 			rt.compaction.manualPassed++;
 			return undefined;
 		});
 	});
 
-	// Only an armed overflow recovery answers here (one batch, one continuation).
+	// Only an armed overflow recovery answers here (one batch, one continuation); its folds were made
+	// durable before session_before_compact answered, so nothing is left to wait for.
 	pi.on("agent_before_settle", (e, ctx) => {
 		const mine = guarded("agent_before_settle", (rt) => rt.beforeSettle(e, ctx));
 		return mine ? { ...mine, entries: mine.entries ?? e.entries } : undefined;

@@ -25,7 +25,7 @@ import { planCommit } from "./commit.ts";
 import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
 import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
 import { proposeMarks } from "./frontier.ts";
-import { alignWithProjection, RewriteRecorder } from "./instrumentation.ts";
+import { entriesSince, ProjectionAligner, RewriteRecorder } from "./instrumentation.ts";
 import { unbriefedNotice } from "./notice.ts";
 import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf, servingBudget } from "./occupancy.ts";
 import type { RuntimeSettings } from "./options.ts";
@@ -93,6 +93,9 @@ export class FoldRuntime {
 	readonly settings: RuntimeSettings;
 	readonly meter: OccupancyMeter;
 	readonly recorder: RewriteRecorder;
+	readonly #aligner = new ProjectionAligner();
+	/** The session leaf `#open` was last synced at (sync's incremental step); only sync sets it. */
+	#synced: { open: Open; leafId: string } | undefined;
 	#open: Open | undefined;
 	#problems: string[] = [];
 	#commits: CommitLog[] = [];
@@ -182,30 +185,51 @@ export class FoldRuntime {
 
 	/**
 	 * Bring the lattice in step with the session's context entries: new entries at the end are
-	 * hashed and appended (cheap); anything else (a compaction, another branch) rebuilds.
+	 * hashed and appended (cheap); anything else (a compaction, another branch) rebuilds. The new
+	 * entries are found by walking back from the leaf to the leaf of the last sync (entriesSince),
+	 * not by Pi's buildContextEntries (a whole-path rebuild per call): with no compaction among
+	 * them, Pi's context entries are the previous ones followed by exactly these (it only reorders
+	 * around the newest compaction). Whenever that cannot be shown, the full comparison runs.
 	 */
 	sync(sm: SessionView): Open | undefined {
 		const open = this.#open;
+		const synced = this.#synced;
+		this.#synced = undefined;
+		if (open && synced?.open === open && open.sessionId === sm.getSessionId()) {
+			const added = entriesSince(sm, synced.leafId);
+			if (added && !added.some((e) => e.type === "compaction")) return this.#appendSynced(open, added, sm);
+		}
 		const now = sm.buildContextEntries();
 		if (!open || open.sessionId !== sm.getSessionId() || !extendsEntries(open.raw, now)) {
 			this.open(sm);
-			return this.#open;
+			return this.#markSynced(this.#open, sm);
 		}
-		if (now.length === open.raw.length) return open;
-		const tail = now.slice(open.raw.length);
+		return this.#appendSynced(open, now.slice(open.raw.length), sm);
+	}
+
+	/** Append context entries that extend the lattice's, or rebuild when the lattice refuses them. */
+	#appendSynced(open: Open, tail: readonly SessionEntry[], sm: SessionView): Open | undefined {
+		if (tail.length === 0) return this.#markSynced(open, sm);
 		const added = contextEntriesOf(tail, this.core);
 		if (added.entries.length > 0) {
 			const r = open.lattice.extend(added.entries);
 			if (!r.ok) {
 				this.problem("sync", r.reason);
 				this.open(sm);
-				return this.#open;
+				return this.#markSynced(this.#open, sm);
 			}
 			open.context.entries.push(...added.entries);
 			open.context.sources.push(...added.sources);
 			open.context.texts.push(...added.texts);
 		}
 		open.raw.push(...tail);
+		return this.#markSynced(open, sm);
+	}
+
+	/** Remember the leaf `open` is now in step with (the next sync walks back to it). */
+	#markSynced(open: Open | undefined, sm: SessionView): Open | undefined {
+		const leafId = sm.getLeafId();
+		this.#synced = open && leafId !== null ? { open, leafId } : undefined;
 		return open;
 	}
 
@@ -214,9 +238,11 @@ export class FoldRuntime {
 		const r = this.recorder.record(messages);
 		if (!r.ok) this.problem("context", r.reason);
 		else if (r.kind === "unattributed") this.problem("context", `unattributed rewrite at message ${r.firstChanged}`);
-		const aligned = alignWithProjection(
-			messages as Parameters<typeof alignWithProjection>[0],
-			sm.buildSessionProjection(),
+		// A pure append of an aligned request only needs its new tail aligned (ProjectionAligner says why).
+		const aligned = this.#aligner.align(
+			messages as Parameters<ProjectionAligner["align"]>[0],
+			sm,
+			r.ok && r.kind === "append",
 		);
 		if (!aligned.ok) {
 			this.#alignmentFailures++;
@@ -243,7 +269,7 @@ export class FoldRuntime {
 	}
 
 	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget. */
-	turnEnd(e: TurnEndEvent, ctx: ExtensionContext): SessionBoundaryDraft[] {
+	async turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
 		const model = modelKey(ctx.model);
 		this.#lastTurn = e.turnIndex;
 		const failed = e.message.role === "assistant" && e.message.stopReason === "error";
@@ -267,7 +293,7 @@ export class FoldRuntime {
 		this.#occupancy = occupancy;
 		const need = commitNeed(occupancy, this.settings.thresholds);
 		if (need <= 0) return out;
-		const batch = this.#planBatch(open, {
+		const batch = await this.#planBatch(open, {
 			projection: e.context.contextEntries,
 			pending: e.context.pendingMessages,
 			need,
@@ -284,7 +310,7 @@ export class FoldRuntime {
 	 * session_before_compact with reason "overflow": plan a commit sized from the failed request and
 	 * cancel Pi's compaction, or return undefined (Pi's own recovery runs) saying why in status.
 	 */
-	overflow(e: SessionBeforeCompactEvent, ctx: ExtensionContext): SessionBeforeCompactResult | undefined {
+	async overflow(e: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
 		this.compaction.overflowSeen++;
 		const passOn = (why: string): undefined => {
 			this.compaction.overflowPassed++;
@@ -307,7 +333,7 @@ export class FoldRuntime {
 		// The provider counted the request it refused: trust it over the estimate when it is larger.
 		const occupancy = occupancyOf(Math.max(estimated, report.tokens ?? 0), cap);
 		const need = Math.max(1, Math.ceil(occupancy.tokens - Math.floor(this.settings.thresholds.minTarget * cap)));
-		const batch = this.#planBatch(open, {
+		const batch = await this.#planBatch(open, {
 			projection: projection.entries,
 			pending: [],
 			need,
@@ -399,9 +425,10 @@ export class FoldRuntime {
 	 * Plan a commit (planCommit), its receipt and log. Nothing changes until `apply` (swap the
 	 * lattice in, announce the rewrite): the caller applies when the drafts are really returned.
 	 */
-	#planBatch(open: Open, req: BatchRequest): PlannedBatch | undefined {
+	async #planBatch(open: Open, req: BatchRequest): Promise<PlannedBatch | undefined> {
 		const { occupancy, model } = req;
-		const planned = planCommit({
+		const base = open.lattice;
+		const planned = await planCommit({
 			core: this.core,
 			lattice: open.lattice,
 			context: open.context,
@@ -414,6 +441,11 @@ export class FoldRuntime {
 		});
 		if (!planned.ok) {
 			this.problem(`${req.reason} commit after turn ${this.#lastTurn}`, `nothing folded: ${planned.reason}`);
+			return undefined;
+		}
+		// The store writes yield the event loop: a session switch meanwhile makes the plan stale.
+		if (this.#open !== open || open.lattice !== base) {
+			this.problem(`${req.reason} commit after turn ${this.#lastTurn}`, "the session moved during the store writes");
 			return undefined;
 		}
 		const { plan } = planned;
@@ -448,7 +480,7 @@ export class FoldRuntime {
 			edits: plan.drafts.length,
 		};
 		return {
-			base: open.lattice,
+			base,
 			log,
 			drafts: [...plan.drafts, ...plan.ops.map(record), withReceipt(after), ...(notice ? [notice] : [])],
 			apply: () => {

@@ -1,5 +1,6 @@
-// Writing folds to the store before anything shows them: leaf objects first, then each fold's
-// record (nested child folds before their parents), so a record never names missing bytes.
+// Writing folds to the store before anything shows them: leaf objects first, then the records in
+// waves (a fold's nested child folds in an earlier wave than the fold), so a record never names
+// missing bytes. One plan serves both writers; the async one runs the fsyncs concurrently.
 import type { FoldId, FoldRecord, HexHash, RecordChild } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
@@ -8,6 +9,87 @@ import type { CommittedFold } from "./journal.ts";
 
 /** Fold id -> the hash of its record in the store; grows as folds are written. */
 export type RecordIndex = Map<FoldId, HexHash>;
+
+/** What to write: every leaf text of the new folds, and the new folds by wave (children first). */
+interface WritePlan {
+	leaves: string[];
+	waves: FoldId[][];
+	/** The record of a fold, once every child fold of it is in `written`. */
+	recordOf(id: FoldId): FoldRecord;
+}
+
+function planWrites(
+	lattice: FoldLattice,
+	context: ContextEntries,
+	ids: readonly FoldId[],
+	written: RecordIndex,
+): WritePlan {
+	const position = new Map(context.entries.map((e, i) => [e.id, i]));
+	const get = (id: FoldId) => {
+		const fold = lattice.get(id);
+		if (!fold) throw new Error(`fold ${id} is not in the lattice`);
+		return fold;
+	};
+	const leaves: string[] = [];
+	const waves: FoldId[][] = [];
+	// Wave of each new fold: 0 without new child folds, else one past its deepest new child.
+	const waveOf = new Map<FoldId, number>();
+	const visit = (id: FoldId): number => {
+		if (written.has(id)) return -1;
+		const known = waveOf.get(id);
+		if (known !== undefined) return known;
+		let wave = 0;
+		for (const child of get(id).children) {
+			if (child.type === "fold") wave = Math.max(wave, visit(child.id) + 1);
+			else {
+				const at = position.get(child.entryId);
+				if (at === undefined) throw new Error(`entry ${child.entryId} of fold ${id} is not in the context`);
+				leaves.push(context.texts[at]);
+			}
+		}
+		waveOf.set(id, wave);
+		if (waves[wave]) waves[wave].push(id);
+		else waves[wave] = [id];
+		return wave;
+	};
+	for (const id of ids) visit(id);
+
+	const recordOf = (id: FoldId): FoldRecord => {
+		const fold = get(id);
+		const children: RecordChild[] = fold.children.map((child) => {
+			if (child.type === "fold") {
+				const record = written.get(child.id);
+				if (!record) throw new Error(`fold ${child.id} (in ${id}) was not written first`);
+				return { type: "fold", id: child.id, identity: get(child.id).identity, record };
+			}
+			const entry = context.entries[position.get(child.entryId) as number];
+			return { type: "leaf", entryId: entry.id, hash: entry.hash, bytes: entry.bytes };
+		});
+		return {
+			format: "pi-fold.fold",
+			v: 1,
+			id: fold.id,
+			identity: fold.identity,
+			kind: fold.kind,
+			brief: fold.brief,
+			provenance: fold.provenance,
+			children,
+		};
+	};
+	return { leaves, waves, recordOf };
+}
+
+function committedFolds(lattice: FoldLattice, ids: readonly FoldId[], written: RecordIndex): CommittedFold[] {
+	return ids.map((id) => {
+		const fold = lattice.get(id);
+		return {
+			id,
+			record: written.get(id) as HexHash,
+			brief: fold?.brief ?? "",
+			provenance: fold?.provenance ?? "deterministic",
+		};
+	});
+}
 
 /**
  * Write the folds `ids` (and any nested fold not written yet) to the store; returns what a
@@ -20,44 +102,31 @@ export function persistFolds(
 	ids: readonly FoldId[],
 	written: RecordIndex,
 ): CommittedFold[] {
-	const position = new Map(context.entries.map((e, i) => [e.id, i]));
-	const write = (id: FoldId): HexHash => {
-		const known = written.get(id);
-		if (known) return known;
-		const fold = lattice.get(id);
-		if (!fold) throw new Error(`fold ${id} is not in the lattice`);
-		const leafTexts: string[] = [];
-		const children: RecordChild[] = fold.children.map((child) => {
-			if (child.type === "fold") {
-				const record = write(child.id);
-				const nested = lattice.get(child.id);
-				if (!nested) throw new Error(`fold ${child.id} is not in the lattice`);
-				return { type: "fold", id: child.id, identity: nested.identity, record };
-			}
-			const at = position.get(child.entryId);
-			if (at === undefined) throw new Error(`entry ${child.entryId} of fold ${id} is not in the context`);
-			const entry = context.entries[at];
-			leafTexts.push(context.texts[at]);
-			return { type: "leaf", entryId: entry.id, hash: entry.hash, bytes: entry.bytes };
-		});
-		if (leafTexts.length > 0) store.putLeaves(leafTexts);
-		const record: FoldRecord = {
-			format: "pi-fold.fold",
-			v: 1,
-			id: fold.id,
-			identity: fold.identity,
-			kind: fold.kind,
-			brief: fold.brief,
-			provenance: fold.provenance,
-			children,
-		};
-		const hash = store.putRecord(record);
-		written.set(id, hash);
-		return hash;
-	};
-	return ids.map((id) => {
-		const record = write(id);
-		const fold = lattice.get(id);
-		return { id, record, brief: fold?.brief ?? "", provenance: fold?.provenance ?? "deterministic" };
-	});
+	const plan = planWrites(lattice, context, ids, written);
+	if (plan.leaves.length > 0) store.putLeaves(plan.leaves);
+	for (const wave of plan.waves) {
+		const hashes = store.putRecords(wave.map(plan.recordOf));
+		for (let i = 0; i < wave.length; i++) written.set(wave[i], hashes[i]);
+	}
+	return committedFolds(lattice, ids, written);
+}
+
+/**
+ * persistFolds with each batch's fsyncs run concurrently off the main thread. Resolves only once
+ * every leaf and record is durable; `written` grows only with records that are.
+ */
+export async function persistFoldsAsync(
+	lattice: FoldLattice,
+	store: FoldStore,
+	context: ContextEntries,
+	ids: readonly FoldId[],
+	written: RecordIndex,
+): Promise<CommittedFold[]> {
+	const plan = planWrites(lattice, context, ids, written);
+	if (plan.leaves.length > 0) await store.putLeavesAsync(plan.leaves);
+	for (const wave of plan.waves) {
+		const hashes = await store.putRecordsAsync(wave.map(plan.recordOf));
+		for (let i = 0; i < wave.length; i++) written.set(wave[i], hashes[i]);
+	}
+	return committedFolds(lattice, ids, written);
 }

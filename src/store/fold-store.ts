@@ -96,12 +96,37 @@ export class FoldStore {
 		return this.objects.putMany(spans);
 	}
 
+	/** putLeaves with the fsyncs run concurrently off the main thread; durable when it resolves. */
+	putLeavesAsync(spans: readonly Span[]): Promise<HexHash[]> {
+		return this.objects.putManyAsync(spans);
+	}
+
 	/**
 	 * Store a fold record; returns its hash. Refused (and nothing written) unless the record is
 	 * well formed, its identity is the hash of its children's hashes, every leaf object is present
 	 * and verifies with the stated length, and every child fold's record is present and is that fold.
 	 */
 	putRecord(record: FoldRecord): HexHash {
+		return this.putRecords([record])[0];
+	}
+
+	/** putRecord for several records, published together; each is checked (in order) before any is written. */
+	putRecords(records: readonly FoldRecord[]): HexHash[] {
+		return this.records.putMany(records.map((r) => this.#checkedRecord(r)));
+	}
+
+	/** putRecords with the fsyncs run concurrently off the main thread; durable when it resolves. */
+	putRecordsAsync(records: readonly FoldRecord[]): Promise<HexHash[]> {
+		return this.records.putManyAsync(records.map((r) => this.#checkedRecord(r)));
+	}
+
+	/** putRecord, asynchronously (see putRecordsAsync). */
+	async putRecordAsync(record: FoldRecord): Promise<HexHash> {
+		return (await this.putRecordsAsync([record]))[0];
+	}
+
+	/** The checks of putRecord; returns the record's canonical bytes. */
+	#checkedRecord(record: FoldRecord): Uint8Array {
 		const where = "fold record to store";
 		const canonical = validateRecord(record, where);
 		const trail = [canonical.id];
@@ -119,7 +144,7 @@ export class FoldStore {
 			else this.#loadChild(trail, child);
 		}
 		this.objects.readMany(leafReads);
-		return this.records.put(encodeRecord(canonical, where));
+		return encodeRecord(canonical, where);
 	}
 
 	/** Read and strictly decode one record (verified against its hash). */

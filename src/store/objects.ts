@@ -4,7 +4,7 @@ import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import { DIGEST_BYTES, type PiFoldCore, type Span, toHex } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
-import { publishAll } from "./atomic.ts";
+import { type PublishItem, type PublishOutcome, publishAll, publishAllAsync } from "./atomic.ts";
 import { fsCode, ioError, StoreError, showValue } from "./errors.ts";
 import { checkHash, isHexHash } from "./ids.ts";
 
@@ -150,6 +150,23 @@ export class ContentStore {
 	 * have written; if it differs, the existing file is corrupt and is refused, never replaced.
 	 */
 	putMany(spans: readonly Span[]): HexHash[] {
+		const batch = this.#prepare(spans);
+		this.#settle(batch.items, publishAll(batch.items));
+		return batch.hashes;
+	}
+
+	/**
+	 * putMany with the writes' fsyncs run concurrently off the main thread (publishAllAsync): the
+	 * same checks, outcomes and errors, and every file is durable when the promise resolves.
+	 */
+	async putManyAsync(spans: readonly Span[]): Promise<HexHash[]> {
+		const batch = this.#prepare(spans);
+		this.#settle(batch.items, await publishAllAsync(batch.items));
+		return batch.hashes;
+	}
+
+	/** Hash the spans and check the names already present; what is left is to be published. */
+	#prepare(spans: readonly Span[]): { hashes: HexHash[]; items: PublishItem[] } {
 		if (!Array.isArray(spans)) throw new TypeError(`pi-fold store: putMany needs an array, got ${showValue(spans)}`);
 		const bytes = spans.map(toBytes);
 		const hashes = this.hashAll(bytes);
@@ -164,8 +181,11 @@ export class ContentStore {
 			} else pending.set(hashes[i], bytes[i]);
 		}
 		const items = [...pending].map(([hash, b]) => ({ dir: join(this.dir, hash.slice(0, 2)), name: hash, bytes: b }));
-		const outcomes = publishAll(items);
-		// "exists": another writer published the same name between our check and our link.
+		return { hashes, items };
+	}
+
+	/** Count what was written; "exists": another writer published the name between our check and our link. */
+	#settle(items: readonly PublishItem[], outcomes: readonly PublishOutcome[]): void {
 		outcomes.forEach((outcome, i) => {
 			if (outcome === "exists") {
 				this.#checkExisting(items[i].name, items[i].bytes);
@@ -175,7 +195,6 @@ export class ContentStore {
 				this.stats.bytesWritten += items[i].bytes.byteLength;
 			}
 		});
-		return hashes;
 	}
 
 	#checkExisting(hash: HexHash, expected: Uint8Array): void {

@@ -1,0 +1,164 @@
+// The async publication path (publishAllAsync / putManyAsync / putLeavesAsync): the same files,
+// modes, outcomes and errors as the sync path, and the same crash safety, checked with a real child
+// writer SIGKILLed at random points while many fsyncs are in flight.
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+	chmodSync,
+	lstatSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, describe, expect, it } from "vitest";
+import { nodeCore } from "../bindings/node.ts";
+import { publishAllAsync } from "../src/store/atomic.ts";
+import { FoldStore, finalNameOfTemp, isHexHash, isStoreError, isTempName } from "../src/store/index.ts";
+import { objectBytes, objectSpecs, randInt, rng, sha256Hex } from "./fixtures/store-data.ts";
+
+const WRITER = new URL("./fixtures/store-writer-async.ts", import.meta.url).pathname;
+const SET_SEED = 0xa5e7;
+const core = nodeCore();
+const scratch = mkdtempSync(join(tmpdir(), "pi-fold-async-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Every name under the objects fan-out dirs: [final names, temp names]. */
+function names(store: FoldStore): { finals: string[]; temps: string[] } {
+	const finals: string[] = [];
+	const temps: string[] = [];
+	let fans: string[] = [];
+	try {
+		fans = readdirSync(store.objects.dir);
+	} catch {
+		return { finals, temps };
+	}
+	for (const fan of fans) {
+		for (const name of readdirSync(join(store.objects.dir, fan))) (isHexHash(name) ? finals : temps).push(name);
+	}
+	return { finals, temps };
+}
+
+async function errorOf(f: () => unknown): Promise<unknown> {
+	try {
+		await f();
+	} catch (err) {
+		return err;
+	}
+	throw new Error("expected a failure");
+}
+
+describe("async store writes", () => {
+	it("store the same verified, read-only files as the sync path; a second put writes nothing", async () => {
+		const spans = objectSpecs(SET_SEED, 150).map(objectBytes);
+		const sync = new FoldStore(join(scratch, "sync"), core);
+		const async = new FoldStore(join(scratch, "async"), core);
+		const expected = sync.putLeaves(spans);
+		// Duplicates in one batch are written once.
+		expect(await async.putLeavesAsync([...spans, spans[0]])).toEqual([...expected, expected[0]]);
+		expect(async.objects.list()).toEqual(sync.objects.list());
+		expect(async.objects.stats.written).toBe(new Set(expected).size);
+		for (const hash of expected) {
+			expect(sha256Hex(async.objects.read(hash))).toBe(hash);
+			expect(lstatSync(async.objects.pathOf(hash)).mode & 0o777).toBe(0o444);
+		}
+		expect(names(async).temps).toEqual([]);
+		const again = new FoldStore(async.root, core);
+		expect(await again.putLeavesAsync(spans)).toEqual(expected);
+		expect(again.objects.stats.written).toBe(0);
+		expect(again.objects.stats.alreadyPresent).toBe(new Set(expected).size);
+	});
+
+	it("never replaces an existing final name, and refuses a corrupt one with the sync path's error", async () => {
+		const store = new FoldStore(join(scratch, "existing"), core);
+		const good = new TextEncoder().encode("the real bytes");
+		const hash = sha256Hex(good);
+		const dir = join(store.objects.dir, hash.slice(0, 2));
+		mkdirSync(dir, { recursive: true });
+		writeFileSync(join(dir, hash), "corrupt");
+		chmodSync(join(dir, hash), 0o444);
+		// A link that finds the name taken reports "exists" and touches nothing.
+		expect(await publishAllAsync([{ dir, name: hash, bytes: good }])).toEqual(["exists"]);
+		expect(readFileSync(join(dir, hash), "utf8")).toBe("corrupt");
+		const asyncErr = await errorOf(() => store.objects.putManyAsync([good]));
+		const syncErr = await errorOf(() => store.objects.putMany([good]));
+		// Shorter than the real bytes, so refused as truncated.
+		expect(isStoreError(asyncErr, "TRUNCATED")).toBe(true);
+		expect((asyncErr as Error).message).toBe((syncErr as Error).message);
+		expect(readFileSync(join(dir, hash), "utf8")).toBe("corrupt");
+		expect(names(store).temps).toEqual([]);
+	});
+
+	it("fails like the sync path when a directory cannot be made, and publishes nothing", async () => {
+		const root = join(scratch, "blocked");
+		const store = new FoldStore(root, core);
+		mkdirSync(root, { recursive: true });
+		writeFileSync(store.objects.dir, "a file where the objects directory should be");
+		const spans = objectSpecs(SET_SEED + 1, 5).map(objectBytes);
+		const asyncErr = await errorOf(() => store.putLeavesAsync(spans));
+		const syncErr = await errorOf(() => store.putLeaves(spans));
+		expect(isStoreError(asyncErr, "IO")).toBe(true);
+		expect((asyncErr as Error).message).toBe((syncErr as Error).message);
+		expect(readdirSync(root)).toEqual(["objects"]);
+	});
+
+	it("leaves no partial file under a final name across repeated SIGKILLs of an async writer", async () => {
+		const COUNT = 120;
+		const KILLS = 20;
+		const specs = objectSpecs(SET_SEED, COUNT);
+		const hashes = specs.map((s) => sha256Hex(objectBytes(s)));
+		const expected = new Set(hashes);
+		const store = new FoldStore(join(scratch, "killed"), core);
+		const next = rng(0xbeef);
+		let previous = new Set<string>();
+		for (let k = 0; k < KILLS; k++) {
+			const missing = hashes.flatMap((h, i) => (previous.has(h) ? [] : [i])).join(",");
+			const child = spawn(
+				process.execPath,
+				[WRITER, store.root, String(SET_SEED), String(COUNT), String(k + 1), missing],
+				{ stdio: ["ignore", "pipe", "pipe"] },
+			);
+			const exit = waitExit(child);
+			await new Promise<void>((resolve, reject) => {
+				createInterface({ input: child.stdout! }).on("line", (line) => line === "ready" && resolve());
+				exit.then((e) => reject(new Error(`writer exited before ready: ${JSON.stringify(e)}`)));
+			});
+			await new Promise((resolve) => setTimeout(resolve, randInt(next, 0, 90)));
+			child.kill("SIGKILL");
+			// The writer never exits by itself, so it must have died of our signal, not of an error.
+			expect(await exit).toEqual({ code: null, signal: "SIGKILL", stderr: "" });
+			const { finals, temps } = names(store);
+			for (const name of finals) {
+				expect(expected.has(name), `unexpected final ${name}`).toBe(true);
+				expect(sha256Hex(store.objects.read(name))).toBe(name);
+				expect(lstatSync(store.objects.pathOf(name)).mode & 0o777).toBe(0o444);
+			}
+			for (const name of temps) {
+				expect(isTempName(name), `stray file ${name}`).toBe(true);
+				expect(expected.has(finalNameOfTemp(name)!), `temp ${name} for an unknown object`).toBe(true);
+			}
+			// Nothing published is ever lost.
+			for (const h of previous) expect(finals.includes(h), `final ${h} vanished after kill ${k}`).toBe(true);
+			previous = new Set(finals);
+		}
+		// A fresh async writer finishes the set; leftover temps do not disturb it.
+		const fresh = new FoldStore(store.root, core);
+		expect(await fresh.putLeavesAsync(specs.map(objectBytes))).toEqual(hashes);
+		expect(fresh.objects.stats.alreadyPresent).toBe(previous.size);
+		expect(fresh.objects.list()).toEqual([...expected].sort());
+	}, 60_000);
+});
+
+function waitExit(
+	child: ChildProcess,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+	let stderr = "";
+	child.stderr!.on("data", (d) => {
+		stderr += d;
+	});
+	return new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stderr })));
+}
