@@ -9,7 +9,7 @@ import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { CommittedFold, JournalOp } from "../session/journal.ts";
-import { persistFoldsAsync, type RecordIndex } from "../session/persist.ts";
+import { type PrewrittenLeaves, persistFoldsAsync, type RecordIndex } from "../session/persist.ts";
 import type { FoldStore } from "../store/index.ts";
 import { briefForFold } from "./briefs.ts";
 import { commitDrafts, validateDrafts } from "./drafts.ts";
@@ -32,6 +32,8 @@ export interface CommitInput {
 	need: number;
 	/** Calibration ratio real/estimated, so freed tokens are in the unit of `need`. */
 	ratio: number;
+	/** Leaves already durable (written in the background when marked): not written again. */
+	prewritten?: PrewrittenLeaves;
 }
 
 export interface CommitPlan {
@@ -161,6 +163,7 @@ async function plan(input: CommitInput): Promise<CommitPlan> {
 		context,
 		[...committed, ...consolidated.map((c) => c.id)],
 		records,
+		input.prewritten,
 	);
 	const byId = new Map<FoldId, CommittedFold>(persisted.map((p) => [p.id, p]));
 

@@ -30,6 +30,7 @@ import { unbriefedNotice } from "./notice.ts";
 import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf, servingBudget } from "./occupancy.ts";
 import type { RuntimeSettings } from "./options.ts";
 import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "./overflow.ts";
+import { LeafPrewriter, leavesOf } from "./prewrite.ts";
 import { receiptDraft } from "./receipt.ts";
 
 /** Problems kept for status (the newest). */
@@ -121,6 +122,8 @@ export class FoldRuntime {
 	/** Handler time (ms) per request: everything pi-fold spent between two requests, attributed to the later one. */
 	readonly handlerMs: number[] = [];
 	#pendingMs = 0;
+	/** Leaf objects of staged marks, written in the background so a commit writes only records. */
+	readonly prewriter = new LeafPrewriter((where, reason) => this.problem(where, reason));
 
 	constructor(core: PiFoldCore, settings: RuntimeSettings) {
 		this.core = core;
@@ -389,6 +392,7 @@ export class FoldRuntime {
 			this.problem("frontier", marked.reason);
 			return [];
 		}
+		this.prewriter.start(open.store, leavesOf(lattice, context, marked.ids, open.records));
 		return marked.ids.map((id, i) =>
 			record({ v: 1, op: "mark", id, kind: requests[i].kind as FoldKind, from: requests[i].from, to: requests[i].to }),
 		);
@@ -438,6 +442,7 @@ export class FoldRuntime {
 			thresholds: this.settings.thresholds,
 			need: req.need,
 			ratio: this.meter.calibration.ratioFor(model),
+			prewritten: (hashes) => this.prewriter.durable(open.store, hashes),
 		});
 		if (!planned.ok) {
 			this.problem(`${req.reason} commit after turn ${this.#lastTurn}`, `nothing folded: ${planned.reason}`);

@@ -13,6 +13,8 @@ export type RecordIndex = Map<FoldId, HexHash>;
 /** What to write: every leaf text of the new folds, and the new folds by wave (children first). */
 interface WritePlan {
 	leaves: string[];
+	/** The content hash of each leaf, same order. */
+	leafHashes: HexHash[];
 	waves: FoldId[][];
 	/** The record of a fold, once every child fold of it is in `written`. */
 	recordOf(id: FoldId): FoldRecord;
@@ -31,6 +33,7 @@ function planWrites(
 		return fold;
 	};
 	const leaves: string[] = [];
+	const leafHashes: HexHash[] = [];
 	const waves: FoldId[][] = [];
 	// Wave of each new fold: 0 without new child folds, else one past its deepest new child.
 	const waveOf = new Map<FoldId, number>();
@@ -45,6 +48,7 @@ function planWrites(
 				const at = position.get(child.entryId);
 				if (at === undefined) throw new Error(`entry ${child.entryId} of fold ${id} is not in the context`);
 				leaves.push(context.texts[at]);
+				leafHashes.push(context.entries[at].hash);
 			}
 		}
 		waveOf.set(id, wave);
@@ -76,7 +80,7 @@ function planWrites(
 			children,
 		};
 	};
-	return { leaves, waves, recordOf };
+	return { leaves, leafHashes, waves, recordOf };
 }
 
 function committedFolds(lattice: FoldLattice, ids: readonly FoldId[], written: RecordIndex): CommittedFold[] {
@@ -112,8 +116,15 @@ export function persistFolds(
 }
 
 /**
+ * Of the given leaf hashes, those already durable in the store (written ahead, e.g. in the
+ * background when their mark was staged); the writer writes every other leaf itself.
+ */
+export type PrewrittenLeaves = (hashes: readonly HexHash[]) => Promise<ReadonlySet<HexHash>>;
+
+/**
  * persistFolds with each batch's fsyncs run concurrently off the main thread. Resolves only once
- * every leaf and record is durable; `written` grows only with records that are.
+ * every leaf and record is durable; `written` grows only with records that are. With `prewritten`,
+ * leaves it vouches for are not written again.
  */
 export async function persistFoldsAsync(
 	lattice: FoldLattice,
@@ -121,9 +132,12 @@ export async function persistFoldsAsync(
 	context: ContextEntries,
 	ids: readonly FoldId[],
 	written: RecordIndex,
+	prewritten?: PrewrittenLeaves,
 ): Promise<CommittedFold[]> {
 	const plan = planWrites(lattice, context, ids, written);
-	if (plan.leaves.length > 0) await store.putLeavesAsync(plan.leaves);
+	const durable = prewritten && plan.leaves.length > 0 ? await prewritten(plan.leafHashes) : new Set<HexHash>();
+	const leaves = plan.leaves.filter((_, i) => !durable.has(plan.leafHashes[i]));
+	if (leaves.length > 0) await store.putLeavesAsync(leaves);
 	for (const wave of plan.waves) {
 		const hashes = await store.putRecordsAsync(wave.map(plan.recordOf));
 		for (let i = 0; i < wave.length; i++) written.set(wave[i], hashes[i]);
