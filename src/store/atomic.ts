@@ -212,7 +212,9 @@ function* publishSteps(items: readonly PublishItem[]): Generator<number[], Publi
 			}
 			chunk.forEach(({ dir, name }, i) => {
 				const outcome = linkFinal(open[i].temp, join(dir, name));
-				if (outcome === "written") dirs.add(dir);
+				// "exists" too: another writer may have linked that name and died before its directory
+				// fsync; relying on the name, this call makes it durable.
+				dirs.add(dir);
 				outcomes.push(outcome);
 			});
 		}
