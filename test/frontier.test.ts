@@ -10,30 +10,13 @@ import { DEFAULT_FRONTIER_SETTINGS, type FrontierSettings, proposeMarks } from "
 import { type ContextEntries, contextEntriesOf } from "../src/session/context-entries.ts";
 import { copyFixture, FIXTURE_MISSING, hasFixture } from "./helpers/fixture.ts";
 import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
+import { assistantMessage } from "./helpers/synthetic-session.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);
 if (!hasFixture) console.log(`frontier: ${FIXTURE_MISSING}`);
 
-const usage = {
-	input: 10,
-	output: 10,
-	cacheRead: 0,
-	cacheWrite: 0,
-	totalTokens: 20,
-	cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
-const assistant = (content: unknown[], stopReason: "toolUse" | "stop" = "toolUse") =>
-	({
-		role: "assistant",
-		content,
-		api: "faux",
-		provider: "faux",
-		model: "faux-1",
-		usage,
-		stopReason,
-		timestamp: 1,
-	}) as never;
+const assistant = assistantMessage;
 
 /** A session builder over Pi's SessionManager. */
 class Builder {
