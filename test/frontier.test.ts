@@ -6,7 +6,12 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { FoldLattice, type MarkRequest } from "../src/lattice/index.ts";
-import { DEFAULT_FRONTIER_SETTINGS, type FrontierSettings, proposeMarks } from "../src/runtime/frontier.ts";
+import {
+	DEFAULT_FRONTIER_SETTINGS,
+	type FrontierSettings,
+	frontierCursor,
+	proposeMarks,
+} from "../src/runtime/frontier.ts";
 import { type ContextEntries, contextEntriesOf } from "../src/session/context-entries.ts";
 import { copyFixture, FIXTURE_MISSING, hasFixture } from "./helpers/fixture.ts";
 import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
@@ -288,6 +293,75 @@ describe("the frontier on synthetic sessions", () => {
 		const other = relattice({ ...context, entries: context.entries.slice(0, 2) });
 		expect(proposeMarks(context, other, settings())).toEqual([]);
 		expect(proposeMarks(context, lattice, settings()).length).toBeGreaterThan(0);
+	});
+});
+
+/** A small seeded generator, so a failing property run can be replayed. */
+function rng(seed: number) {
+	let x = seed >>> 0 || 1;
+	return (k: number) => {
+		x ^= x << 13;
+		x ^= x >>> 17;
+		x ^= x << 5;
+		return (x >>> 0) % k;
+	};
+}
+
+describe("the frontier cursor", () => {
+	// Sessions grown event by event, as the runtime grows them (the lattice extended in place, the
+	// proposals marked, now and then pins, late results and commits): a pass from the cursor
+	// proposes exactly what a whole pass proposes, every time.
+	it.each([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])("proposes what a whole pass does (seed %i)", (seed) => {
+		const r = rng(seed);
+		const b = new Builder();
+		b.user();
+		const s = settings({
+			minFoldChars: [2000, 8000, 20000][r(3)],
+			maxCutsPerPass: [1, 2, 8][r(3)],
+			blacklistAutoFoldTools: r(2) === 0 ? new Set(["bash"]) : new Set<string>(),
+		});
+		let context = b.context();
+		const made = FoldLattice.create(core, context.entries);
+		if (!made.ok) throw new Error(made.reason);
+		const lattice = made.lattice;
+		let cursor = frontierCursor();
+		const late: (() => string[])[] = [];
+		let checked = 0;
+		for (let step = 0; step < 120; step++) {
+			const act = r(12);
+			if (act === 0) b.user(`task ${step}`);
+			else if (act === 1) b.note("x".repeat(r(3000)));
+			else if (act === 2) b.bashExecution();
+			else if (act <= 4 && late.length > 0) late.splice(r(late.length), 1)[0]();
+			else if (act === 5) late.push(b.calls(["read"], r(6000), false) as () => string[]);
+			else b.calls(r(4) === 0 ? ["bash"] : r(3) === 0 ? ["read", "grep"] : ["read"], r(9000));
+			const grown = b.context();
+			const added = grown.entries.slice(context.entries.length);
+			if (added.length > 0) {
+				const extended = lattice.extend(added);
+				expect(extended.ok, extended.ok ? "" : extended.reason).toBe(true);
+			}
+			context = grown;
+			if (r(40) === 0) {
+				const raw = context.entries.filter((e) => lattice.foldOf(e.id) === null && e.role !== "system");
+				if (raw.length > 0) lattice.pin([raw[r(raw.length)].id]);
+			}
+			if (r(20) === 0) {
+				const pending = lattice.pending().filter((f) => f.parent === null);
+				if (pending.length > 0 && lattice.commit([pending[0].id]).ok) cursor = frontierCursor(); // its owner resets it
+			}
+			// A few passes per step: the cap leaves more for the next one.
+			for (let k = 0; k < 3; k++) {
+				const whole = proposeMarks(context, lattice, s);
+				const fromCursor = proposeMarks(context, lattice, s, cursor);
+				expect(fromCursor).toEqual(whole);
+				checked++;
+				if (whole.length === 0) break;
+				const marked = lattice.markMany(whole);
+				expect(marked.ok, marked.ok ? "" : marked.reason).toBe(true);
+			}
+		}
+		expect(checked).toBeGreaterThan(120);
 	});
 });
 

@@ -42,12 +42,16 @@ type Item =
 
 type Frontier = Pick<FoldLattice, "entries" | "folds" | "pins">;
 
-/** [lo, hi] of the tool calls each position shares a fold with, and whether a call or result is missing. */
-function toolClosure(context: ContextEntries) {
+/**
+ * [lo, hi] of the tool calls each position from `from` on shares a fold with, and whether a call or
+ * result is missing. Only entries from `from` are read: the caller has shown none of them shares a
+ * tool call id with an earlier entry (see FrontierCursor), so the groups are the same as a whole pass's.
+ */
+function toolClosure(context: ContextEntries, from: number) {
 	const n = context.entries.length;
 	const lo = new Int32Array(n);
 	const hi = new Int32Array(n);
-	for (let p = 0; p < n; p++) {
+	for (let p = from; p < n; p++) {
 		lo[p] = p;
 		hi[p] = p;
 	}
@@ -62,7 +66,7 @@ function toolClosure(context: ContextEntries) {
 		}
 		return g;
 	};
-	for (let p = 0; p < n; p++) {
+	for (let p = from; p < n; p++) {
 		const e = context.entries[p];
 		if (e.toolCallIds) for (const c of e.toolCallIds) group(c).calls.push(p);
 		if (e.toolCallId !== undefined) group(e.toolCallId).results.push(p);
@@ -110,12 +114,15 @@ function readToolNames(entry: SessionEntry): string[] {
 	);
 }
 
-/** The lattice must be over exactly these entries; otherwise propose nothing (degrade safely). */
-function aligned(context: ContextEntries, lattice: Frontier): boolean {
+/**
+ * The lattice must be over exactly these entries; otherwise propose nothing (degrade safely). Only
+ * positions from `from` are compared: a cursor's owner vouches that the entries before it are unchanged.
+ */
+function aligned(context: ContextEntries, lattice: Frontier, from: number): boolean {
 	const a = context.entries;
 	const b = lattice.entries;
 	if (a.length !== b.length || context.sources.length !== a.length) return false;
-	for (let p = 0; p < a.length; p++) if (a[p].id !== b[p].id || context.sources[p]?.id !== a[p].id) return false;
+	for (let p = from; p < a.length; p++) if (a[p].id !== b[p].id || context.sources[p]?.id !== a[p].id) return false;
 	return true;
 }
 
@@ -131,18 +138,29 @@ function validSettings(s: FrontierSettings): boolean {
 	);
 }
 
-/** The top level of the context: root folds, and the raw entries grouped into units. */
-function itemsOf(context: ContextEntries, lattice: Frontier, settings: FrontierSettings): Item[] {
+/**
+ * The top level of the context from `from` (an item boundary): root folds, and the raw entries
+ * grouped into units. Undefined when a root straddles `from` (it is no boundary: the caller passes again whole).
+ */
+function itemsOf(
+	context: ContextEntries,
+	lattice: Frontier,
+	settings: FrontierSettings,
+	pins: readonly string[],
+	from: number,
+): Item[] | undefined {
 	const { entries, sources } = context;
 	const n = entries.length;
 	const roots = new Map<number, FoldView>();
 	const covered = new Uint8Array(n);
 	for (const f of lattice.folds()) {
+		if (f.end <= from) continue;
+		if (f.start < from) return undefined;
 		if (f.parent === null) roots.set(f.start, f);
 		covered.fill(1, f.start, f.end);
 	}
-	const pinned = new Set(lattice.pins());
-	const { lo, hi, noResult, noCall } = toolClosure(context);
+	const pinned = new Set(pins);
+	const { lo, hi, noResult, noCall } = toolClosure(context, from);
 	// A never-folding entry: a system entry, a pin, a blacklisted tool's call or result, an orphan result.
 	const never = (p: number) =>
 		entries[p].role === "system" ||
@@ -150,11 +168,17 @@ function itemsOf(context: ContextEntries, lattice: Frontier, settings: FrontierS
 		noCall[p] === 1 ||
 		(settings.blacklistAutoFoldTools.size > 0 &&
 			toolNames(sources[p]).some((t) => settings.blacklistAutoFoldTools.has(t)));
+	// Only positions from `from` are compared with it: a user entry before `from` readies none of them.
 	let lastUser = -1;
-	for (let p = 0; p < n; p++) if (entries[p].role === "user") lastUser = p;
+	for (let p = n - 1; p >= from; p--) {
+		if (entries[p].role === "user") {
+			lastUser = p;
+			break;
+		}
+	}
 
 	const items: Item[] = [];
-	for (let p = 0; p < n; ) {
+	for (let p = from; p < n; ) {
 		const root = roots.get(p);
 		if (root) {
 			items.push({ type: "fold", start: root.start, end: root.end, fold: root });
@@ -188,19 +212,103 @@ function itemsOf(context: ContextEntries, lattice: Frontier, settings: FrontierS
 }
 
 /**
+ * Where the next pass may start. Every item before `from` is a fold or an entry that never folds,
+ * none of them sharing a tool call with a later entry, and `from` is the start of the item just
+ * before the first unit that is ready or waits: a ready unit (a tail below minFoldChars too) is
+ * re-examined every pass, and its left neighbour decides what a closed tail may be absorbed into.
+ *
+ * What it relies on, checked here: the pins and the blacklist it was decided under (a pin or a
+ * blacklist change resets it), and no entry at or after `from` answering or repeating a tool call
+ * id of an entry before it (`toolIds`; such a session is passed whole). What its owner must
+ * guarantee: the entries before `from` are unchanged (the context only grows at its end) and the
+ * folds before `from` are unchanged, so a new cursor after any commit, consolidation, expansion,
+ * refold, unmark, reboundary or rebuild; the marks a pass proposes lie after `from`.
+ */
+export interface FrontierCursor {
+	from: number;
+	/** Tool call ids of the entries before `from` (calls and results). */
+	toolIds: Set<string>;
+	/** The pins and blacklist `from` was decided under. */
+	pins: string | undefined;
+	blacklist: ReadonlySet<string> | undefined;
+}
+
+export function frontierCursor(): FrontierCursor {
+	return { from: 0, toolIds: new Set(), pins: undefined, blacklist: undefined };
+}
+
+function resetCursor(cursor: FrontierCursor): void {
+	cursor.from = 0;
+	cursor.toolIds.clear();
+}
+
+/** Whether an entry from `from` on shares a tool call id with one before it (the groups then span it). */
+function crossesCursor(context: ContextEntries, cursor: FrontierCursor): boolean {
+	if (cursor.toolIds.size === 0) return false;
+	const { entries } = context;
+	for (let p = cursor.from; p < entries.length; p++) {
+		const e = entries[p];
+		if (e.toolCallId !== undefined && cursor.toolIds.has(e.toolCallId)) return true;
+		if (e.toolCallIds?.some((c) => cursor.toolIds.has(c))) return true;
+	}
+	return false;
+}
+
+/** Move the cursor to the start of the item before the first ready or waiting unit. */
+function advanceCursor(context: ContextEntries, cursor: FrontierCursor, items: readonly Item[]): void {
+	if (items.length === 0) return;
+	const k = items.findIndex((item) => item.type === "ready" || item.type === "wait");
+	const to = k < 0 ? (items.at(-1) as Item).start : items[Math.max(0, k - 1)].start;
+	for (let p = cursor.from; p < to; p++) {
+		const e = context.entries[p];
+		if (e.toolCallId !== undefined) cursor.toolIds.add(e.toolCallId);
+		if (e.toolCallIds) for (const c of e.toolCallIds) cursor.toolIds.add(c);
+	}
+	cursor.from = to;
+}
+
+/**
  * Pending marks for the completed units, stalest first, at most `maxCutsPerPass`. Every request
  * is one `lattice.markMany` accepts; a pass right after marking them proposes nothing new. Never
- * throws: bad settings or a lattice over other entries give no proposals.
+ * throws: bad settings or a lattice over other entries give no proposals. With a `cursor` (see
+ * FrontierCursor) only the entries from its position are examined, and it is moved on; the
+ * proposals are those of a whole pass.
  */
 export function proposeMarks(
 	context: ContextEntries,
 	lattice: Frontier,
 	settings: FrontierSettings = DEFAULT_FRONTIER_SETTINGS,
+	cursor?: FrontierCursor,
 ): MarkRequest[] {
 	try {
-		if (!validSettings(settings) || !aligned(context, lattice)) return [];
-		return propose(context, lattice, settings);
+		if (!validSettings(settings)) return [];
+		const pins = lattice.pins();
+		if (cursor) {
+			const key = pins.join("\n");
+			if (
+				cursor.pins !== key ||
+				cursor.blacklist !== settings.blacklistAutoFoldTools ||
+				cursor.from > context.entries.length ||
+				crossesCursor(context, cursor)
+			) {
+				resetCursor(cursor);
+			}
+			cursor.pins = key;
+			cursor.blacklist = settings.blacklistAutoFoldTools;
+		}
+		const from = cursor?.from ?? 0;
+		if (!aligned(context, lattice, from)) return [];
+		let items = itemsOf(context, lattice, settings, pins, from);
+		if (!items && cursor) {
+			resetCursor(cursor);
+			if (!aligned(context, lattice, 0)) return [];
+			items = itemsOf(context, lattice, settings, pins, 0);
+		}
+		if (!items) return [];
+		if (cursor) advanceCursor(context, cursor, items);
+		return propose(context, settings, items);
 	} catch {
+		if (cursor) resetCursor(cursor);
 		return [];
 	}
 }
@@ -211,15 +319,14 @@ interface Cut {
 	batchesOnly: boolean;
 }
 
-function propose(context: ContextEntries, lattice: Frontier, settings: FrontierSettings): MarkRequest[] {
+function propose(context: ContextEntries, settings: FrontierSettings, items: readonly Item[]): MarkRequest[] {
 	const { entries } = context;
-	const prefix = new Float64Array(entries.length + 1);
-	entries.forEach((e, p) => {
-		prefix[p + 1] = prefix[p] + e.bytes;
-	});
-	const bytes = (s: number, e: number) => prefix[e] - prefix[s];
+	// Byte sums from the first item on (the ones before it are never read).
+	const base = items[0]?.start ?? 0;
+	const prefix = new Float64Array(entries.length - base + 1);
+	for (let p = base; p < entries.length; p++) prefix[p - base + 1] = prefix[p - base] + entries[p].bytes;
+	const bytes = (s: number, e: number) => prefix[e - base] - prefix[s - base];
 	const min = settings.minFoldChars;
-	const items = itemsOf(context, lattice, settings);
 	const cuts: Cut[] = [];
 
 	// A run: consecutive ready units between two items that are not ready (or the ends).

@@ -23,6 +23,8 @@ const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 /**
  * The leaves of the folds `ids` (through nested folds not yet in `written`), in order, each once.
  * Folds or entries missing from `lattice` or `context` are skipped: a prewrite is only a head start.
+ * A leaf's position comes from its fold's span (children cover it in order), not from an index of
+ * the whole context: this runs on every marking turn, and a mark is small beside the context.
  */
 export function leavesOf(
 	lattice: FoldLattice,
@@ -30,24 +32,27 @@ export function leavesOf(
 	ids: readonly FoldId[],
 	written: ReadonlyMap<FoldId, HexHash>,
 ): Leaf[] {
-	const position = new Map(context.entries.map((e, i) => [e.id, i]));
 	const out: Leaf[] = [];
 	const seen = new Set<HexHash>();
 	const visited = new Set<FoldId>();
-	const visit = (id: FoldId) => {
-		if (visited.has(id) || written.has(id)) return;
+	const visit = (id: FoldId, fold = lattice.get(id)) => {
+		if (!fold || visited.has(id) || written.has(id)) return;
 		visited.add(id);
-		for (const child of lattice.get(id)?.children ?? []) {
+		let at = fold.start;
+		for (const child of fold.children) {
 			if (child.type === "fold") {
-				visit(child.id);
+				const inner = lattice.get(child.id);
+				visit(child.id, inner);
+				at = inner ? inner.end : at;
 				continue;
 			}
-			const at = position.get(child.entryId);
-			if (at === undefined) continue;
-			const hash = context.entries[at].hash;
-			if (seen.has(hash)) continue;
-			seen.add(hash);
-			out.push({ hash, text: context.texts[at] });
+			const p = at++;
+			const entry = context.entries[p];
+			// A context out of step with the lattice: skip the leaf rather than write the wrong text.
+			if (entry?.id !== child.entryId) continue;
+			if (seen.has(entry.hash)) continue;
+			seen.add(entry.hash);
+			out.push({ hash: entry.hash, text: context.texts[p] });
 		}
 	};
 	for (const id of ids) visit(id);

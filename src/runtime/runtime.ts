@@ -24,7 +24,7 @@ import { FoldStore } from "../store/index.ts";
 import { planCommit } from "./commit.ts";
 import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
 import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
-import { proposeMarks } from "./frontier.ts";
+import { type FrontierCursor, frontierCursor, proposeMarks } from "./frontier.ts";
 import { entriesSince, ProjectionAligner, RewriteRecorder } from "./instrumentation.ts";
 import { unbriefedNotice } from "./notice.ts";
 import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf, servingBudget } from "./occupancy.ts";
@@ -370,9 +370,18 @@ export class FoldRuntime {
 		return { entries: [...e.entries, ...drafts], continue: true };
 	}
 
+	/**
+	 * Where the next frontier pass starts, for the lattice it was decided on. Marking and extending
+	 * change that lattice only after the cursor; every other change to folds (commit, consolidate,
+	 * expand, refold, unmark, a rebuild) comes as another lattice object, which resets it.
+	 */
+	#frontier: { lattice: FoldLattice; cursor: FrontierCursor } | undefined;
+
 	/** Frontier pass over what the model has seen: entries before this turn's assistant message. */
 	#markFrontier(open: Open, messageEntryId: string): SessionBoundaryDraft[] {
-		const at = open.context.entries.findIndex((x) => x.id === messageEntryId);
+		// The message is the newest entry or near it: search from the end.
+		let at = open.context.entries.length - 1;
+		while (at >= 0 && open.context.entries[at].id !== messageEntryId) at--;
 		const seen = at < 0 ? open.context.entries.length : at;
 		const context: ContextEntries = {
 			entries: open.context.entries.slice(0, seen),
@@ -380,12 +389,19 @@ export class FoldRuntime {
 			texts: open.context.texts.slice(0, seen),
 		};
 		const lattice = open.lattice;
+		if (this.#frontier?.lattice !== lattice) this.#frontier = { lattice, cursor: frontierCursor() };
 		const view = { entries: context.entries, folds: () => lattice.folds(), pins: () => lattice.pins() };
-		const requests = proposeMarks(context, view, {
-			minFoldChars: this.settings.thresholds.minFoldChars,
-			maxCutsPerPass: MAX_CUTS_PER_PASS,
-			blacklistAutoFoldTools: this.settings.blacklistAutoFoldTools,
-		});
+		const settings = this.settings;
+		const requests = proposeMarks(
+			context,
+			view,
+			{
+				minFoldChars: settings.thresholds.minFoldChars,
+				maxCutsPerPass: MAX_CUTS_PER_PASS,
+				blacklistAutoFoldTools: settings.blacklistAutoFoldTools,
+			},
+			this.#frontier.cursor,
+		);
 		if (requests.length === 0) return [];
 		const marked = lattice.markMany(requests);
 		if (!marked.ok) {
