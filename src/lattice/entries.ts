@@ -1,7 +1,7 @@
 // The context a lattice is built over: the active branch's entries in order, and the span checks
 // that depend only on them (system entries, tool batches). Positions are indices in this list.
 import { fromHex } from "../../bindings/hex.ts";
-import type { HexHash } from "../fold-types.ts";
+import { type HexHash, isHexHash } from "../fold-types.ts";
 import { refuse, show } from "./outcome.ts";
 
 export type EntryRole = "user" | "assistant" | "toolResult" | "custom" | "system" | "other";
@@ -49,15 +49,13 @@ function claim(map: Map<string, number | number[]>, key: string, p: number): voi
 	else known.push(p);
 }
 
-const HASH = /^[0-9a-f]{64}$/;
-
 function checkEntry(e: unknown, i: number): LatticeEntry {
 	const at = `entry ${i}`;
 	if (typeof e !== "object" || e === null) refuse(`${at} is ${show(e)}, expected a LatticeEntry object`);
 	const { id, hash, bytes, role, toolCallIds, toolCallId } = e as Record<string, unknown>;
 	if (typeof id !== "string" || id === "") refuse(`${at} has id ${show(id)}, expected a non-empty string`);
 	const named = `entry ${show(id)} (position ${i})`;
-	if (typeof hash !== "string" || !HASH.test(hash)) {
+	if (!isHexHash(hash)) {
 		refuse(`${named} has hash ${show(hash)}, expected 64 lower-case hex digits`);
 	}
 	if (typeof bytes !== "number" || !Number.isSafeInteger(bytes) || bytes < 0) {

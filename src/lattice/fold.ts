@@ -66,10 +66,7 @@ export interface FoldView {
 	children: FoldChild[];
 }
 
-/** The id of a fold: "f" + the first 10 hex digits of its identity. */
-export function foldIdOf(identity: HexHash): FoldId {
-	return `f${identity.slice(0, 10)}`;
-}
+export { foldIdOf } from "../fold-types.ts";
 
 /** Encoded kid -> fold index, for kids < 0. */
 export function kidFold(kid: number): number {

@@ -24,7 +24,7 @@ import { FoldStore } from "../store/index.ts";
 import { planCommit } from "./commit.ts";
 import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
 import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
-import { type FrontierCursor, frontierCursor, proposeMarks } from "./frontier.ts";
+import { DEFAULT_FRONTIER_SETTINGS, type FrontierCursor, frontierCursor, proposeMarks } from "./frontier.ts";
 import { entriesSince, ProjectionAligner, RewriteRecorder } from "./instrumentation.ts";
 import { unbriefedNotice } from "./notice.ts";
 import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf, servingBudget } from "./occupancy.ts";
@@ -37,9 +37,6 @@ import { receiptDraft } from "./receipt.ts";
 export const MAX_PROBLEMS = 50;
 /** The unbriefed-marks notice's custom_message type. */
 export const UNBRIEFED_NOTICE_TYPE = "pi-fold-unbriefed";
-/** Frontier cuts per pass (SPEC 3). */
-export const MAX_CUTS_PER_PASS = 8;
-
 type SessionView = ExtensionContext["sessionManager"];
 
 interface Open {
@@ -397,7 +394,7 @@ export class FoldRuntime {
 			view,
 			{
 				minFoldChars: settings.thresholds.minFoldChars,
-				maxCutsPerPass: MAX_CUTS_PER_PASS,
+				maxCutsPerPass: DEFAULT_FRONTIER_SETTINGS.maxCutsPerPass,
 				blacklistAutoFoldTools: settings.blacklistAutoFoldTools,
 			},
 			this.#frontier.cursor,

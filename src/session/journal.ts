@@ -1,7 +1,7 @@
 // pi-fold's session records: every lattice change is one Pi custom entry ("pi-fold"), so the
 // lattice of any branch is rebuilt by replaying the records on that branch in order, through the
 // same validated operations that made them. Records are plain JSON; each carries `v`.
-import type { BriefProvenance, FoldKind } from "../fold-types.ts";
+import { type BriefProvenance, type FoldKind, isFoldId, isHexHash } from "../fold-types.ts";
 
 export const RECORD_TYPE = "pi-fold";
 /** The record format this build writes and reads. A newer one is reported and skipped. */
@@ -31,8 +31,6 @@ export type JournalOpName = JournalOp["op"];
 
 const KINDS: readonly FoldKind[] = ["tool-batch", "chapter", "consolidation", "peek"];
 const PROVENANCES: readonly BriefProvenance[] = ["deterministic", "supplied"];
-const FOLD_ID = /^f[0-9a-f]{10}$/;
-const HASH = /^[0-9a-f]{64}$/;
 const MAX_BRIEF = 4000;
 
 export type Parsed = { ok: true; op: JournalOp } | { ok: false; reason: string };
@@ -42,8 +40,8 @@ const isEntryId = (v: unknown): v is string => typeof v === "string" && v.length
 
 function committed(v: unknown, at: string): string | undefined {
 	if (!isObject(v)) return `${at} is not an object`;
-	if (typeof v.id !== "string" || !FOLD_ID.test(v.id)) return `${at}.id is not a fold id`;
-	if (typeof v.record !== "string" || !HASH.test(v.record)) return `${at}.record is not a sha256 hex`;
+	if (!isFoldId(v.id)) return `${at}.id is not a fold id`;
+	if (!isHexHash(v.record)) return `${at}.record is not a sha256 hex`;
 	if (typeof v.brief !== "string" || v.brief.length > MAX_BRIEF)
 		return `${at}.brief is not a string of <= ${MAX_BRIEF} chars`;
 	if (!PROVENANCES.includes(v.provenance as BriefProvenance))
@@ -62,7 +60,7 @@ export function parseJournalOp(data: unknown): Parsed {
 		};
 	}
 	const bad = (why: string): Parsed => ({ ok: false, reason: `${String(data.op)} record: ${why}` });
-	const foldId = (k: string) => typeof data[k] === "string" && FOLD_ID.test(data[k] as string);
+	const foldId = (k: string) => isFoldId(data[k]);
 	switch (data.op) {
 		case "mark":
 			if (!foldId("id")) return bad("id is not a fold id");
@@ -96,7 +94,7 @@ export function parseJournalOp(data: unknown): Parsed {
 			break;
 		}
 		case "consolidate": {
-			if (!Array.isArray(data.roots) || data.roots.length < 2 || !data.roots.every((r) => FOLD_ID.test(String(r)))) {
+			if (!Array.isArray(data.roots) || data.roots.length < 2 || !data.roots.every(isFoldId)) {
 				return bad("roots is not a list of two or more fold ids");
 			}
 			if (!Number.isInteger(data.maxGap) || (data.maxGap as number) < 0) return bad("maxGap is not a count");

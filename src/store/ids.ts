@@ -1,10 +1,9 @@
 // Validation of every id and hash that comes from outside (tool arguments, session entries, record
 // contents) before it can reach a path or a message. Each check returns the value, typed, or
 // throws a BAD_ID StoreError naming the field and the (truncated) value.
-import type { FoldId, HexHash } from "../fold-types.ts";
+import { type FoldId, type HexHash, foldIdOf as idOf, isFoldId, isHexHash } from "../fold-types.ts";
 import { StoreError, showValue } from "./errors.ts";
 
-const FOLD_ID = /^f[0-9a-f]{10}$/;
 // Pi's own rule for session ids (`assertValidSessionId`: alphanumerics, ".", "_", "-", starting and
 // ending with an alphanumeric) widened to allow "_" and "-" at the ends, capped at 128 characters.
 // A leading or trailing "." is refused, so "." and ".." (and hidden names) can never appear.
@@ -13,25 +12,8 @@ const SESSION_ID = /^(?![.])[A-Za-z0-9._-]{1,128}(?<![.])$/;
 // appear in messages, so they get the same conservative alphabet.
 const ENTRY_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** Fold ids are "f" + the first 10 hex digits of the identity. */
-export const FOLD_ID_HEX_DIGITS = 10;
-
 function refuse(field: string, value: unknown, rule: string): never {
 	throw new StoreError("BAD_ID", `${field} must be ${rule}, got ${showValue(value)}`);
-}
-
-export function isHexHash(value: unknown): value is HexHash {
-	if (typeof value !== "string" || value.length !== 64) return false;
-	// A char-code loop: every read checks several hashes, and this beats the regex several times.
-	for (let i = 0; i < 64; i++) {
-		const c = value.charCodeAt(i);
-		if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
-	}
-	return true;
-}
-
-export function isFoldId(value: unknown): value is FoldId {
-	return typeof value === "string" && FOLD_ID.test(value);
 }
 
 export function checkHash(value: unknown, field = "hash"): HexHash {
@@ -60,5 +42,5 @@ export function checkEntryId(value: unknown, field = "entry id"): string {
 
 /** The fold id of an identity: "f" + its first 10 hex digits. */
 export function foldIdOf(identity: HexHash): FoldId {
-	return `f${checkHash(identity, "identity").slice(0, FOLD_ID_HEX_DIGITS)}`;
+	return idOf(checkHash(identity, "identity"));
 }

@@ -1,4 +1,6 @@
 // The fold store's public surface (SPEC "The fold store").
+
+export { FOLD_ID_HEX_DIGITS, isFoldId, isHexHash } from "../fold-types.ts";
 export { FINAL_MODE, finalNameOfTemp, isTempName } from "./atomic.ts";
 export { isStoreError, StoreError, type StoreErrorCode, type StoreErrorFields } from "./errors.ts";
 export {
@@ -14,10 +16,7 @@ export {
 	checkFoldId,
 	checkHash,
 	checkSessionId,
-	FOLD_ID_HEX_DIGITS,
 	foldIdOf,
-	isFoldId,
-	isHexHash,
 } from "./ids.ts";
 export { type ContentKind, type ContentStats, ContentStore, type ReadContext, type ReadRequest } from "./objects.ts";
 export {

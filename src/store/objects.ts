@@ -4,9 +4,10 @@ import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import { DIGEST_BYTES, type PiFoldCore, type Span, toHex } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
+import { isHexHash } from "../fold-types.ts";
 import { type PublishItem, type PublishOutcome, publishAll, publishAllAsync } from "./atomic.ts";
 import { fsCode, ioError, StoreError, showValue } from "./errors.ts";
-import { checkHash, isHexHash } from "./ids.ts";
+import { checkHash } from "./ids.ts";
 
 /** On whose behalf a read happens (for error messages), and the length the caller expects. */
 export interface ReadContext {

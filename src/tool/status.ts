@@ -13,7 +13,7 @@ export interface CoreReport {
 	selfCheck: { ok: boolean; failed: string[] };
 	/** The .wasm file the core was instantiated from. */
 	source: string;
-	probe: { text: string; sha256: string; tokens: number | null };
+	probe: { text: string; sha256: string; tokens: number };
 }
 
 export interface StatusDetails {
@@ -68,21 +68,6 @@ function evidenceLine(ev: RuntimeStatus["evidence"]): string {
 	return `evidence: ${ev.files} files, ${mb(ev.usedBytes)} of ${mb(ev.capBytes)} in ${ev.dir}${over}${ev.problems.count > 0 ? `; ${ev.problems.count} problems` : ""}`;
 }
 
-/**
- * The token estimator is optional until the core grows it (its exact signature is not fixed yet):
- * report null rather than let it spoil the rest of the status.
- */
-function probeTokens(core: object): number | null {
-	const estimate: unknown = (core as { estimateTokens?: unknown }).estimateTokens;
-	if (typeof estimate !== "function") return null;
-	try {
-		const n: unknown = estimate.call(core, STATUS_PROBE);
-		return typeof n === "number" ? n : null;
-	} catch {
-		return null;
-	}
-}
-
 export function statusAction(_args: FoldToolArgs, env: ToolEnv): FoldToolResult {
 	const packageVersion = env.packageVersion();
 	const piVersion = env.piVersion() ?? null;
@@ -105,14 +90,18 @@ export function statusAction(_args: FoldToolArgs, env: ToolEnv): FoldToolResult 
 	const { core } = state;
 	const selfCheck = core.selfCheck();
 	// core.sha256 is the Wasm one-shot digest (the Node entry reroutes only hashSpans to node:crypto).
-	const probe = { text: STATUS_PROBE, sha256: toHex(core.sha256(STATUS_PROBE)), tokens: probeTokens(core) };
+	const probe = {
+		text: STATUS_PROBE,
+		sha256: toHex(core.sha256(STATUS_PROBE)),
+		tokens: core.estimateTokens(STATUS_PROBE),
+	};
 	const text: string[] = [
 		...head,
 		`core: pi-fold-core ${core.version} (WebAssembly) from ${state.source}`,
 		`self-check: ${selfCheck.ok ? "ok" : `FAILED (${selfCheck.failed.join(", ")})`}`,
 		`probe: ${JSON.stringify(probe.text)}`,
 		`probe sha256 (by the core): ${probe.sha256}`,
-		`probe tokens (by the core): ${probe.tokens ?? "n/a (this core has no token estimator)"}`,
+		`probe tokens (by the core): ${probe.tokens}`,
 	];
 	const runtime = env.runtime?.();
 	if (runtime) text.push(...runtimeLines(runtime));
