@@ -18,30 +18,15 @@ import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { publishAllAsync } from "../src/store/atomic.ts";
-import { FoldStore, finalNameOfTemp, isHexHash, isStoreError, isTempName } from "../src/store/index.ts";
+import { FoldStore, isStoreError } from "../src/store/index.ts";
 import { objectBytes, objectSpecs, randInt, rng, sha256Hex } from "./fixtures/store-data.ts";
+import { auditStore, storeNames } from "./helpers/store-audit.ts";
 
 const WRITER = new URL("./fixtures/store-writer-async.ts", import.meta.url).pathname;
 const SET_SEED = 0xa5e7;
 const core = nodeCore();
 const scratch = mkdtempSync(join(tmpdir(), "pi-fold-async-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** Every name under the objects fan-out dirs: [final names, temp names]. */
-function names(store: FoldStore): { finals: string[]; temps: string[] } {
-	const finals: string[] = [];
-	const temps: string[] = [];
-	let fans: string[] = [];
-	try {
-		fans = readdirSync(store.objects.dir);
-	} catch {
-		return { finals, temps };
-	}
-	for (const fan of fans) {
-		for (const name of readdirSync(join(store.objects.dir, fan))) (isHexHash(name) ? finals : temps).push(name);
-	}
-	return { finals, temps };
-}
 
 async function errorOf(f: () => unknown): Promise<unknown> {
 	try {
@@ -66,7 +51,7 @@ describe("async store writes", () => {
 			expect(sha256Hex(async.objects.read(hash))).toBe(hash);
 			expect(lstatSync(async.objects.pathOf(hash)).mode & 0o777).toBe(0o444);
 		}
-		expect(names(async).temps).toEqual([]);
+		expect(storeNames(async).temps).toEqual([]);
 		const again = new FoldStore(async.root, core);
 		expect(await again.putLeavesAsync(spans)).toEqual(expected);
 		expect(again.objects.stats.written).toBe(0);
@@ -90,7 +75,7 @@ describe("async store writes", () => {
 		expect(isStoreError(asyncErr, "TRUNCATED")).toBe(true);
 		expect((asyncErr as Error).message).toBe((syncErr as Error).message);
 		expect(readFileSync(join(dir, hash), "utf8")).toBe("corrupt");
-		expect(names(store).temps).toEqual([]);
+		expect(storeNames(store).temps).toEqual([]);
 	});
 
 	it("fails like the sync path when a directory cannot be made, and publishes nothing", async () => {
@@ -131,16 +116,7 @@ describe("async store writes", () => {
 			child.kill("SIGKILL");
 			// The writer never exits by itself, so it must have died of our signal, not of an error.
 			expect(await exit).toEqual({ code: null, signal: "SIGKILL", stderr: "" });
-			const { finals, temps } = names(store);
-			for (const name of finals) {
-				expect(expected.has(name), `unexpected final ${name}`).toBe(true);
-				expect(sha256Hex(store.objects.read(name))).toBe(name);
-				expect(lstatSync(store.objects.pathOf(name)).mode & 0o777).toBe(0o444);
-			}
-			for (const name of temps) {
-				expect(isTempName(name), `stray file ${name}`).toBe(true);
-				expect(expected.has(finalNameOfTemp(name)!), `temp ${name} for an unknown object`).toBe(true);
-			}
+			const { finals } = auditStore(store, expected);
 			// Nothing published is ever lost.
 			for (const h of previous) expect(finals.includes(h), `final ${h} vanished after kill ${k}`).toBe(true);
 			previous = new Set(finals);

@@ -2,14 +2,15 @@
 // core, real fsync/link): a writer SIGKILLed at random points never leaves a partial file under a
 // final name, and two writers racing on the same objects both succeed with one verified file each.
 import { type ChildProcess, spawn } from "node:child_process";
-import { lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { type ContentStats, FoldStore, finalNameOfTemp, isHexHash, isTempName } from "../src/store/index.ts";
+import { type ContentStats, FoldStore } from "../src/store/index.ts";
 import { objectBytes, objectSpecs, randInt, rng, sha256Hex } from "./fixtures/store-data.ts";
+import { auditStore } from "./helpers/store-audit.ts";
 
 const WRITER = new URL("./fixtures/store-writer.ts", import.meta.url).pathname;
 const SET_SEED = 0xc0ffee;
@@ -61,38 +62,6 @@ function startWriter(root: string, count: number, orderSeed: number, mode: "loop
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * Every name under `dir`/<2 hex>/: final names must be expected hashes and verify (read() hashes
- * them) with mode 0444; anything else must be a temp name headed for an expected hash.
- */
-function audit(store: FoldStore, expected: Set<string>): { finals: string[]; temps: string[] } {
-	const finals: string[] = [];
-	const temps: string[] = [];
-	let fans: string[] = [];
-	try {
-		fans = readdirSync(store.objects.dir);
-	} catch {
-		return { finals, temps };
-	}
-	for (const fan of fans) {
-		expect(fan).toMatch(/^[0-9a-f]{2}$/);
-		for (const name of readdirSync(join(store.objects.dir, fan))) {
-			if (isHexHash(name)) {
-				expect(expected.has(name), `unexpected final ${name}`).toBe(true);
-				expect(name.startsWith(fan)).toBe(true);
-				expect(sha256Hex(store.objects.read(name))).toBe(name);
-				expect(lstatSync(join(store.objects.dir, fan, name)).mode & 0o777).toBe(0o444);
-				finals.push(name);
-			} else {
-				expect(isTempName(name), `stray file ${fan}/${name}`).toBe(true);
-				expect(expected.has(finalNameOfTemp(name)!), `temp ${name} for an unknown object`).toBe(true);
-				temps.push(name);
-			}
-		}
-	}
-	return { finals, temps };
-}
-
 describe("store crash safety", () => {
 	it("leaves no partial file under a final name across repeated SIGKILLs; a fresh writer completes the set", async () => {
 		const COUNT = 120;
@@ -113,7 +82,7 @@ describe("store crash safety", () => {
 			const { code, signal, stderr } = await writer.exit;
 			// The writer never exits by itself, so it must have died of our signal, not of an error.
 			expect({ code, signal, stderr }).toEqual({ code: null, signal: "SIGKILL", stderr: "" });
-			const { finals, temps } = audit(store, expected);
+			const { finals, temps } = auditStore(store, expected);
 			tempsSeen = Math.max(tempsSeen, temps.length);
 			// Nothing published is ever lost.
 			for (const h of previous) expect(finals.includes(h), `final ${h} vanished after kill ${k}`).toBe(true);
@@ -128,7 +97,7 @@ describe("store crash safety", () => {
 		expect(fresh.putLeaves(specs.map(objectBytes))).toEqual(hashes);
 		expect(fresh.objects.stats.written + fresh.objects.stats.alreadyPresent).toBe(expected.size);
 		expect(fresh.objects.stats.alreadyPresent).toBe(previous.size);
-		const { finals } = audit(fresh, expected);
+		const { finals } = auditStore(fresh, expected);
 		expect(finals.sort()).toEqual([...expected].sort());
 		expect(fresh.objects.list()).toEqual([...expected].sort());
 	}, 60_000);
@@ -157,7 +126,7 @@ describe("store crash safety", () => {
 		console.log(
 			`race: written ${stats.map((s) => s.written)}, found ${stats.map((s) => s.alreadyPresent)}, lost a link race ${stats.map((s) => s.raced)}`,
 		);
-		const { finals, temps } = audit(store, expected);
+		const { finals, temps } = auditStore(store, expected);
 		expect(temps).toEqual([]); // both finished: each removed its own temp files
 		expect(finals.sort()).toEqual([...expected].sort());
 	}, 60_000);
