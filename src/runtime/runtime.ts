@@ -33,6 +33,8 @@ import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "./overfl
 import { LeafPrewriter, leavesOf } from "./prewrite.ts";
 import { receiptDraft } from "./receipt.ts";
 
+/** Per-request handler timings kept for status (the newest). */
+export const MAX_TIMINGS = 256;
 /** Problems kept for status (the newest). */
 export const MAX_PROBLEMS = 50;
 /** The unbriefed-marks notice's custom_message type. */
@@ -83,6 +85,7 @@ export interface RuntimeStatus {
 	/** Evidence files of this session: written, skipped over the cap, problems. */
 	evidence: EvidenceStatus | null;
 	problems: string[];
+	/** Requests timed so far, and the handler time of the newest MAX_TIMINGS of them. */
 	timing: { requests: number; handlerMs: number[] };
 }
 
@@ -116,8 +119,12 @@ export class FoldRuntime {
 	#lastTurn = -1;
 	#fence: FenceStatus = { stopped: 0 };
 	#evidence: EvidenceWriter | undefined;
-	/** Handler time (ms) per request: everything pi-fold spent between two requests, attributed to the later one. */
+	/**
+	 * Handler time (ms) per request: everything pi-fold spent between two requests, attributed to the
+	 * later one. The newest MAX_TIMINGS only: status copies them into a tool result that Pi persists.
+	 */
 	readonly handlerMs: number[] = [];
+	#requestsTimed = 0;
 	#pendingMs = 0;
 	/** Leaf objects of staged marks, written in the background so a commit writes only records. */
 	readonly prewriter = new LeafPrewriter((where, reason) => this.problem(where, reason));
@@ -139,6 +146,8 @@ export class FoldRuntime {
 		this.#pendingMs += ms;
 		if (request) {
 			this.handlerMs.push(this.#pendingMs);
+			if (this.handlerMs.length > MAX_TIMINGS) this.handlerMs.shift();
+			this.#requestsTimed++;
 			this.#pendingMs = 0;
 		}
 	}
@@ -542,7 +551,7 @@ export class FoldRuntime {
 			fence: { ...this.#fence },
 			evidence: this.#evidence?.status() ?? null,
 			problems: [...this.#problems],
-			timing: { requests: this.handlerMs.length, handlerMs: [...this.handlerMs] },
+			timing: { requests: this.#requestsTimed, handlerMs: [...this.handlerMs] },
 		};
 	}
 }
