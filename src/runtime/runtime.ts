@@ -41,7 +41,7 @@ export const MAX_PROBLEMS = 50;
 export const UNBRIEFED_NOTICE_TYPE = "pi-fold-unbriefed";
 type SessionView = ExtensionContext["sessionManager"];
 
-interface Open {
+export interface Open {
 	lattice: FoldLattice;
 	context: ContextEntries;
 	/** Every raw context entry the lattice has seen, also those without messages (to detect appends). */
@@ -162,6 +162,11 @@ export class FoldRuntime {
 
 	get records(): ReadonlyMap<FoldId, string> {
 		return this.#open?.records ?? new Map();
+	}
+
+	/** The open session's lattice, context entries (texts, sources) and store, read-only; undefined when none is open. */
+	get view(): Readonly<Open> | undefined {
+		return this.#open;
 	}
 
 	get commits(): readonly CommitLog[] {
