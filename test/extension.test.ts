@@ -129,7 +129,9 @@ describe("pi_fold_context in an AgentSession", () => {
 			await h.session.prompt("status, deeply");
 			const refused = recordedResult(h, "bad3");
 			expect(refused.isError).toBe(true);
-			expect(textOf(refused)).toBe('pi_fold_context refused: unknown argument "depth" for action "status"');
+			expect(textOf(refused)).toBe(
+				'pi_fold_context refused: argument "depth" does not apply to action "status" (it takes "detail")',
+			);
 			expect(refused.details).toMatchObject({ ok: false, action: "status" });
 			expect(lastAssistantText(h)).toBe(`tool said: ${textOf(refused)}`);
 			expect(h.extensionErrors).toEqual([]);
@@ -193,7 +195,7 @@ describe("pi_fold_context's own argument guard", () => {
 		["a missing action", {}, /"action" is missing/],
 		["a non-object", "status", /arguments must be an object/],
 		["null", null, /arguments must be an object with an "action", got null/],
-		["an unknown argument", { action: "status", depth: 3 }, /unknown argument "depth" for action "status"/],
+		["an unknown argument", { action: "status", depth: 3 }, /argument "depth" does not apply to action "status"/],
 	];
 	for (const [name, args, reason] of cases) {
 		it(`refuses ${name}`, async () => {

@@ -34,6 +34,9 @@ export interface CommitInput {
 	ratio: number;
 	/** Leaves already durable (written in the background when marked): not written again. */
 	prewritten?: PrewrittenLeaves;
+	/** A person's /fold: every pending mark (or every one in `only`), whatever `need` is. */
+	all?: boolean;
+	only?: ReadonlySet<FoldId>;
 }
 
 export interface CommitPlan {
@@ -90,8 +93,9 @@ async function plan(input: CommitInput): Promise<CommitPlan> {
 	if (over.length !== context.entries.length || over.some((e, p) => e.id !== context.entries[p].id)) {
 		throw new Error("the lattice is not over the session's context entries");
 	}
-	const pending = input.lattice.pending();
-	if (pending.length === 0) throw new Error("no pending marks to commit");
+	const pending = input.lattice.pending().filter((f) => !input.only || input.only.has(f.id));
+	if (pending.length === 0)
+		throw new Error(input.only ? "none of the named marks is pending" : "no pending marks to commit");
 	const entriesById = new Map<string, SessionEntry>(context.sources.map((s) => [s.id, s]));
 	const shown = projectedTokens(core, projection);
 
@@ -116,7 +120,10 @@ async function plan(input: CommitInput): Promise<CommitPlan> {
 		},
 		need,
 	);
-	const chosen = [...selection.chosen];
+	// A peek's own result was marked to go at the next commit, whatever it frees (SPEC 5).
+	const chosen = input.all
+		? pending.map((_, i) => i)
+		: [...new Set([...selection.chosen, ...pending.flatMap((f, i) => (f.kind === "peek" ? [i] : []))])];
 	if (chosen.length === 0) throw new Error(`no mark frees anything (need ${need} tokens)`);
 
 	// Apply on a copy (the live lattice is untouched unless the caller swaps the plan in).

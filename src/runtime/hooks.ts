@@ -3,6 +3,8 @@
 import { performance } from "node:perf_hooks";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CoreState } from "../core.ts";
+import { RECORD_TYPE } from "../session/journal.ts";
+import { FoldActions } from "./actions.ts";
 import { FENCE_STATUS_KEY, fenceMessage } from "./fence.ts";
 import type { RuntimeSettings } from "./options.ts";
 import { FoldRuntime } from "./runtime.ts";
@@ -12,6 +14,8 @@ export interface RuntimeHandle {
 	get(): FoldRuntime | undefined;
 	/** Why there is no runtime, if there is none. */
 	reason(): string | undefined;
+	/** The runtime's operations on folds (tool, commands, editor), once it runs. */
+	actions(): FoldActions | undefined;
 }
 
 export function registerRuntimeHooks(
@@ -111,5 +115,14 @@ export function registerRuntimeHooks(
 		return mine ? { ...mine, entries: mine.entries ?? e.entries } : undefined;
 	});
 
-	return { get: () => ensure(), reason: () => (ensure() ? undefined : failure) };
+	let actions: FoldActions | undefined;
+	return {
+		get: () => ensure(),
+		reason: () => (ensure() ? undefined : failure),
+		actions: () => {
+			const rt = ensure();
+			if (rt && !actions) actions = new FoldActions(rt, (op) => pi.appendEntry(RECORD_TYPE, op));
+			return actions;
+		},
+	};
 }

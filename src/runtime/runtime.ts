@@ -32,6 +32,7 @@ import type { RuntimeSettings } from "./options.ts";
 import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "./overflow.ts";
 import { LeafPrewriter, leavesOf } from "./prewrite.ts";
 import { receiptDraft } from "./receipt.ts";
+import { type PeekFollowUp, peekBatchSpan, type StagedEdit, stagedBatch, stagedLattice } from "./staging.ts";
 
 /** Per-request handler timings kept for status (the newest). */
 export const MAX_TIMINGS = 256;
@@ -54,7 +55,7 @@ export interface Open {
 /** One commit, as status and tests see it. */
 export interface CommitLog {
 	/** What fired it: the occupancy at a turn boundary, or a provider's context-overflow error. */
-	reason: "threshold" | "overflow";
+	reason: "threshold" | "overflow" | "fold";
 	turn: number;
 	committed: FoldId[];
 	consolidated: FoldId[];
@@ -167,6 +168,49 @@ export class FoldRuntime {
 	/** The open session's lattice, context entries (texts, sources) and store, read-only; undefined when none is open. */
 	get view(): Readonly<Open> | undefined {
 		return this.#open;
+	}
+
+	/** Window edits staged for the next boundary (expand, refold), in order. */
+	#staged: StagedEdit[] = [];
+	/** Peeks whose results are marked or pinned once the model has seen them. */
+	#peeks: PeekFollowUp[] = [];
+	/** A person's /fold: commit staged marks (all, or only these) at the next boundary. */
+	#foldNow: { only?: ReadonlySet<FoldId> } | undefined;
+
+	/** The last calibrated estimate of the next request (at a turn boundary or a commit). */
+	get occupancy(): Occupancy | null {
+		return this.#occupancy;
+	}
+
+	/** Swap in a lattice an action changed (a copy of the open one, with one more validated op). */
+	adopt(next: FoldLattice): void {
+		if (this.#open) this.#open.lattice = next;
+	}
+
+	/** The lattice as the next boundary will make it: the open one plus the staged edits. */
+	stagedLattice(): FoldLattice | undefined {
+		return this.#open && stagedLattice(this.#open.lattice, this.#staged);
+	}
+
+	get staged(): readonly StagedEdit[] {
+		return this.#staged;
+	}
+
+	stage(edit: StagedEdit): void {
+		this.#staged.push(edit);
+	}
+
+	followPeek(peek: PeekFollowUp): void {
+		this.#peeks.push(peek);
+	}
+
+	/** /fold: commit at the next boundary; `only` restricts it to those marks. */
+	requestFold(only?: ReadonlySet<FoldId>): void {
+		this.#foldNow = only ? { only } : {};
+	}
+
+	get foldRequested(): boolean {
+		return this.#foldNow !== undefined;
 	}
 
 	get commits(): readonly CommitLog[] {
@@ -295,7 +339,12 @@ export class FoldRuntime {
 		this.#ingestEvidence(e.toolResults, ctx.sessionManager);
 		const open = this.sync(ctx.sessionManager);
 		if (!open) return [];
-		const out: SessionBoundaryDraft[] = this.#markFrontier(open, e.messageEntryId);
+		const edits = this.#stagedEdits(open, e.context.contextEntries);
+		const out: SessionBoundaryDraft[] = [
+			...edits,
+			...this.#peekFollowUps(open, e.messageEntryId),
+			...this.#markFrontier(open, e.messageEntryId),
+		];
 		// A failed request carries no usage to aim by; an overflow is recovered at session_before_compact.
 		if (failed) return out;
 
@@ -305,7 +354,11 @@ export class FoldRuntime {
 		const next = [...e.context.contextMessages, ...e.context.pendingMessages];
 		const occupancy = this.meter.occupancy(next, model, budget.budget);
 		this.#occupancy = occupancy;
-		const need = commitNeed(occupancy, this.settings.thresholds);
+		// One rewrite per boundary: staged edits already rewrite this one; a commit waits for the next.
+		if (edits.length > 0) return out;
+		const fold = this.#foldNow;
+		this.#foldNow = undefined;
+		const need = fold ? 1 : commitNeed(occupancy, this.settings.thresholds);
 		if (need <= 0) return out;
 		const batch = await this.#planBatch(open, {
 			projection: e.context.contextEntries,
@@ -313,7 +366,8 @@ export class FoldRuntime {
 			need,
 			occupancy,
 			model,
-			reason: "threshold",
+			reason: fold ? "fold" : "threshold",
+			...(fold ? { all: true, only: fold.only } : {}),
 		});
 		if (!batch) return out;
 		batch.apply();
@@ -361,6 +415,58 @@ export class FoldRuntime {
 		this.#recovery = { batch, leafId: ctx.sessionManager.getLeafId() };
 		this.overflowGuard.arm(batch.drafts);
 		return { cancel: true };
+	}
+
+	/** The staged window edits as one batch over the boundary's projection (applied to the lattice now). */
+	#stagedEdits(open: Open, projection: readonly ProjectedSessionEntry[]): SessionBoundaryDraft[] {
+		const staged = this.#staged;
+		this.#staged = [];
+		const batch = stagedBatch(open.lattice, open.context, projection, staged);
+		if (!batch) return [];
+		for (const p of batch.problems) this.problem("staged edits", p);
+		if (batch.ops.length === 0) return [];
+		open.lattice = batch.lattice;
+		this.recorder.announce("expand");
+		return [...batch.drafts, ...batch.ops.map(record)];
+	}
+
+	/** Peeks the model has now seen: their batch is marked for the next commit, or pinned. */
+	#peekFollowUps(open: Open, messageEntryId: string): SessionBoundaryDraft[] {
+		if (this.#peeks.length === 0) return [];
+		let seen = open.context.entries.length - 1;
+		while (seen >= 0 && open.context.entries[seen].id !== messageEntryId) seen--;
+		if (seen < 0) seen = open.context.entries.length;
+		const waiting: PeekFollowUp[] = [];
+		const out: SessionBoundaryDraft[] = [];
+		for (const peek of this.#peeks) {
+			const span = peekBatchSpan(open.context, peek.toolCallId, seen);
+			if (!span) {
+				waiting.push(peek);
+				continue;
+			}
+			const work = open.lattice.clone();
+			if (peek.ephemeral) {
+				// Already inside a mark or fold (a frontier cut got there first): nothing to do.
+				if (span.ids.some((id) => work.foldOf(id) !== null)) continue;
+				const r = work.mark(span.from, span.to, "peek");
+				if (!r.ok) {
+					this.problem("peek", r.reason);
+					continue;
+				}
+				out.push(record({ v: 1, op: "mark", id: r.id, kind: "peek", from: span.from, to: span.to }));
+			} else {
+				const r = work.pin(span.ids);
+				if (!r.ok) {
+					this.problem("peek", r.reason);
+					continue;
+				}
+				out.push(record({ v: 1, op: "pin", entryIds: span.ids }));
+			}
+			open.lattice = work;
+		}
+		// A peek whose batch is not visible yet waits; one gone from the context (another branch) is dropped.
+		this.#peeks = waiting.filter((p) => open.context.entries.some((e) => e.toolCallIds?.includes(p.toolCallId)));
+		return out;
 	}
 
 	/** agent_before_settle: append an armed overflow recovery and ask for its one continuation. */
@@ -470,6 +576,7 @@ export class FoldRuntime {
 			need: req.need,
 			ratio: this.meter.calibration.ratioFor(model),
 			prewritten: (hashes) => this.prewriter.durable(open.store, hashes),
+			...(req.all ? { all: true, only: req.only } : {}),
 		});
 		if (!planned.ok) {
 			this.problem(`${req.reason} commit after turn ${this.#lastTurn}`, `nothing folded: ${planned.reason}`);
@@ -518,7 +625,7 @@ export class FoldRuntime {
 			apply: () => {
 				open.lattice = plan.lattice;
 				open.records = plan.records;
-				this.recorder.announce(req.reason === "overflow" ? "overflow" : "commit");
+				this.recorder.announce(req.reason === "threshold" ? "commit" : req.reason);
 				this.#occupancy = occupancyOf(after, occupancy.budget);
 				this.#commits.push(log);
 			},
@@ -570,6 +677,9 @@ interface BatchRequest {
 	occupancy: Occupancy;
 	model: string;
 	reason: CommitLog["reason"];
+	/** /fold: commit every pending mark (or only these), not just enough to land at minTarget. */
+	all?: boolean;
+	only?: ReadonlySet<FoldId>;
 }
 
 interface PlannedBatch {

@@ -1,23 +1,40 @@
 // Routes one pi_fold_context call to its action module. Never throws: a bad argument becomes a
 // refusal and an unexpected failure becomes an error result, so Pi's agent loop is never broken.
-import type { ToolEnv } from "./env.ts";
+import { briefAction } from "./brief.ts";
+import type { ToolCall, ToolEnv } from "./env.ts";
+import { reboundaryAction, unmarkAction } from "./marks.ts";
+import { peekAction } from "./peek.ts";
+import { pinAction, unpinAction } from "./pins.ts";
 import { type FoldToolResult, refuse } from "./result.ts";
 import { type ActionName, type FoldToolArgs, parseFoldArgs } from "./schema.ts";
 import { statusAction } from "./status.ts";
+import { windowEditAction } from "./window-edits.ts";
 
-type ActionHandler = (args: FoldToolArgs, env: ToolEnv) => FoldToolResult | Promise<FoldToolResult>;
+type ActionHandler = (args: FoldToolArgs, env: ToolEnv, call: ToolCall) => FoldToolResult | Promise<FoldToolResult>;
 
 /** One entry per action; the Record type makes the compiler demand a handler for each name. */
 const HANDLERS: Record<ActionName, ActionHandler> = {
 	status: statusAction,
+	peek: peekAction,
+	brief: briefAction,
+	expand: windowEditAction("expand"),
+	refold: windowEditAction("refold"),
+	pin: pinAction,
+	unpin: unpinAction,
+	reboundary: reboundaryAction,
+	unmark: unmarkAction,
 };
 
-export async function runFoldAction(raw: unknown, env: ToolEnv): Promise<FoldToolResult> {
+export async function runFoldAction(
+	raw: unknown,
+	env: ToolEnv,
+	call: ToolCall = { toolCallId: "" },
+): Promise<FoldToolResult> {
 	const parsed = parseFoldArgs(raw);
 	if (!parsed.ok) return refuse(parsed.action, parsed.reason);
 	const { action } = parsed.args;
 	try {
-		return await HANDLERS[action](parsed.args, env);
+		return await HANDLERS[action](parsed.args, env, call);
 	} catch (err) {
 		const reason = err instanceof Error ? err.message : String(err);
 		return refuse(action, `action ${JSON.stringify(action)} failed inside pi-fold: ${reason}`);

@@ -10,12 +10,13 @@ export function registerFoldTool(pi: ExtensionAPI, env: ToolEnv): void {
 		name: FOLD_TOOL_NAME,
 		label: "pi-fold",
 		description:
-			"Inspect pi-fold, the lossless context folding for this session. " +
-			'action "status" reports the pi-fold version, its WebAssembly core (version, self-check) and the Pi version.',
-		promptSnippet: "Report pi-fold's lossless context-folding state",
+			"pi-fold folds stale parts of this session into short briefs; the exact originals stay on disk, verified by SHA-256. " +
+			'Every brief names its fold id: "peek" reads a fold\'s exact source back as a tool result, "expand" shows it in place again. ' +
+			"status shows how full the window is and what the next commit will fold; brief, pin, unpin, reboundary and unmark shape what folds next. There is no commit action: folds commit on their own when the window fills.",
+		promptSnippet: "Read back folded context exactly (peek/expand) and shape what folds next",
 		parameters: foldToolParameters,
 		// Actions will share mutable fold state; one call at a time keeps them simple and ordered.
 		executionMode: "sequential",
-		execute: (_toolCallId, params) => runFoldAction(params, env),
+		execute: (toolCallId, params, _signal, _onUpdate, ctx) => runFoldAction(params, env, { toolCallId, ctx }),
 	});
 }

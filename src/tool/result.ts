@@ -1,5 +1,9 @@
 // The shapes every pi_fold_context answer shares: model-facing text plus typed details.
-import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
+import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { FoldActions } from "../runtime/actions.ts";
+import { type Arithmetic, arithmeticText } from "../runtime/arithmetic.ts";
+import type { ToolCall, ToolEnv } from "./env.ts";
+import type { ActionName } from "./schema.ts";
 import type { StatusDetails } from "./status.ts";
 
 /** Details of a refused call or an internal failure: nothing changed. */
@@ -9,8 +13,16 @@ export interface RefusalDetails {
 	refusal: string;
 }
 
+/** Details of an action on folds: what it did, and the closing arithmetic. */
+export interface ActionDetails {
+	ok: true;
+	action: Exclude<ActionName, "status">;
+	result: Record<string, unknown>;
+	arithmetic?: Arithmetic;
+}
+
 /** Pi wants one details type per tool: the union of every action's details. */
-export type FoldToolDetails = StatusDetails | RefusalDetails;
+export type FoldToolDetails = StatusDetails | RefusalDetails | ActionDetails;
 
 export type FoldToolResult = AgentToolResult<FoldToolDetails>;
 
@@ -21,4 +33,34 @@ export function answer(text: string, details: FoldToolDetails, isError = false):
 /** A refusal arrives as an error tool result the model can read and correct. */
 export function refuse(action: string | null, reason: string): FoldToolResult {
 	return answer(`pi_fold_context refused: ${reason}`, { ok: false, action, refusal: reason }, true);
+}
+
+/** The runtime's operations and Pi's context, or the refusal saying why they are not there. */
+export function operations(
+	action: ActionName,
+	env: ToolEnv,
+	call: ToolCall,
+): { ok: true; actions: FoldActions; ctx: ExtensionContext } | { ok: false; refusal: FoldToolResult } {
+	const actions = env.actions?.();
+	if (!actions) return { ok: false, refusal: refuse(action, "the folding runtime is not running (see status)") };
+	if (!call.ctx) return { ok: false, refusal: refuse(action, "no session context was passed with this call") };
+	return { ok: true, actions, ctx: call.ctx };
+}
+
+/** An action's answer: its own lines, then the arithmetic every answer ends with. */
+export function done(
+	action: Exclude<ActionName, "status">,
+	lines: readonly string[],
+	result: Record<string, unknown>,
+	actions: FoldActions,
+	ctx: ExtensionContext,
+): FoldToolResult {
+	const over = actions.overview(ctx);
+	const closing = over.ok ? arithmeticText(over.overview.arithmetic) : `-- (arithmetic unavailable: ${over.reason})`;
+	return answer([...lines, closing].join("\n"), {
+		ok: true,
+		action,
+		result,
+		...(over.ok ? { arithmetic: over.overview.arithmetic } : {}),
+	});
 }

@@ -1,34 +1,107 @@
 // The pi_fold_context tool's arguments: the TypeBox schema the model sees, and our own parser.
-// Pi validates against the schema before execute; the parser re-checks so every caller (also
-// ones that skip Pi's validation) gets a specific refusal rather than an exception.
+// Pi validates against the schema before execute; the parser re-checks per action (which
+// arguments an action takes, their types and ranges) so every caller, also ones that skip Pi's
+// validation, gets a specific refusal rather than an exception or a partial change.
 import { type Static, Type } from "typebox";
+import { isFoldId } from "../fold-types.ts";
+import { BRIEF_MAX_CHARS } from "../lattice/index.ts";
+import { PEEK_MAX_BYTES } from "../runtime/actions.ts";
 
 export const FOLD_TOOL_NAME = "pi_fold_context";
 
 /** Every action the tool accepts; each one is implemented by one module in src/tool/. */
-export const ACTIONS = ["status"] as const;
+export const ACTIONS = ["status", "peek", "brief", "expand", "refold", "pin", "unpin", "reboundary", "unmark"] as const;
 export type ActionName = (typeof ACTIONS)[number];
+
+const ACTION_HELP =
+	"status: occupancy, thresholds, marks, pins, fold roots (detail tree: every fold). " +
+	"peek: a fold's exact source as text (id; offset/bytes for a slice; ephemeral false keeps the result raw). " +
+	"brief: your sentence on a pending mark (id, text). expand / refold: show a committed fold's contents one level / collapse it again (id). " +
+	"pin / unpin: hold entries raw (ids: entry or fold ids). reboundary: ids of pending marks become one mark, one id returns it to raw (or from/to entry ids). " +
+	"unmark: withdraw a pending mark (id).";
 
 export const foldToolParameters = Type.Object({
 	// A plain string enum (what pi-ai's StringEnum emits, which every provider accepts), typed for TypeBox.
-	action: Type.Unsafe<ActionName>({
-		type: "string",
-		enum: [...ACTIONS],
-		description: "status: pi-fold's version, its WebAssembly core, the core's self-check and the Pi host version",
-	}),
+	action: Type.Unsafe<ActionName>({ type: "string", enum: [...ACTIONS], description: ACTION_HELP }),
+	id: Type.Optional(Type.String({ description: "A fold id (f + 10 hex digits)" })),
+	ids: Type.Optional(Type.Array(Type.String(), { description: "Fold ids or entry ids (pin, unpin, reboundary)" })),
+	text: Type.Optional(Type.String({ description: `brief: the brief, at most ${BRIEF_MAX_CHARS} characters` })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: "peek: first byte of the slice" })),
+	bytes: Type.Optional(
+		Type.Integer({ minimum: 1, maximum: PEEK_MAX_BYTES, description: "peek: length of the slice in bytes" }),
+	),
+	ephemeral: Type.Optional(
+		Type.Boolean({ description: "peek: true (default) folds the peek result at the next commit; false pins it" }),
+	),
+	detail: Type.Optional(
+		Type.Unsafe<"tree">({ type: "string", enum: ["tree"], description: "status: list every fold" }),
+	),
+	from: Type.Optional(Type.String({ description: "reboundary: first entry id of the span" })),
+	to: Type.Optional(Type.String({ description: "reboundary: last entry id of the span" })),
 });
 
 export type FoldToolArgs = Static<typeof foldToolParameters>;
 
 export type ParsedArgs = { ok: true; args: FoldToolArgs } | { ok: false; action: string | null; reason: string };
 
-const KNOWN_KEYS = new Set(Object.keys(foldToolParameters.properties));
+type Key = Exclude<keyof FoldToolArgs, "action">;
+
+/** Per action: arguments it requires and arguments it also accepts. */
+const SHAPES: Record<ActionName, { required: Key[]; optional: Key[] }> = {
+	status: { required: [], optional: ["detail"] },
+	peek: { required: ["id"], optional: ["offset", "bytes", "ephemeral"] },
+	brief: { required: ["id", "text"], optional: [] },
+	expand: { required: ["id"], optional: [] },
+	refold: { required: ["id"], optional: [] },
+	pin: { required: ["ids"], optional: [] },
+	unpin: { required: ["ids"], optional: [] },
+	reboundary: { required: [], optional: ["ids", "from", "to"] },
+	unmark: { required: ["id"], optional: [] },
+};
+
+const MAX_IDS = 256;
+const MAX_ID_LENGTH = 256;
 
 function describe(value: unknown): string {
 	if (value === null) return "null";
 	if (Array.isArray(value)) return "an array";
-	if (typeof value === "string") return `the string ${JSON.stringify(value)}`;
+	if (typeof value === "string")
+		return `the string ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}`;
 	return `${typeof value} ${typeof value === "object" ? "" : JSON.stringify(value)}`.trim();
+}
+
+/** Why one argument's value is wrong for its key, or undefined when it is fine. */
+function checkValue(key: Key, v: unknown): string | undefined {
+	const isId = (x: unknown) => typeof x === "string" && x.length > 0 && x.length <= MAX_ID_LENGTH;
+	switch (key) {
+		case "id":
+			if (typeof v !== "string") return `"id" must be a fold id string, got ${describe(v)}`;
+			if (!isFoldId(v)) return `"id" ${describe(v)} is not a fold id (f + 10 lower-case hex digits)`;
+			return undefined;
+		case "ids":
+			if (!Array.isArray(v)) return `"ids" must be a list of ids, got ${describe(v)}`;
+			if (v.length === 0) return `"ids" is empty`;
+			if (v.length > MAX_IDS) return `"ids" has ${v.length} ids; at most ${MAX_IDS}`;
+			for (const [i, x] of v.entries()) if (!isId(x)) return `"ids"[${i}] is ${describe(x)}, not an id`;
+			return undefined;
+		case "from":
+		case "to":
+			return isId(v) ? undefined : `"${key}" must be an entry id string, got ${describe(v)}`;
+		case "text":
+			return typeof v === "string" ? undefined : `"text" must be a string, got ${describe(v)}`;
+		case "offset":
+			return Number.isSafeInteger(v) && (v as number) >= 0
+				? undefined
+				: `"offset" must be a whole number >= 0, got ${describe(v)}`;
+		case "bytes":
+			return Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= PEEK_MAX_BYTES
+				? undefined
+				: `"bytes" must be a whole number from 1 to ${PEEK_MAX_BYTES}, got ${describe(v)}`;
+		case "ephemeral":
+			return typeof v === "boolean" ? undefined : `"ephemeral" must be true or false, got ${describe(v)}`;
+		case "detail":
+			return v === "tree" ? undefined : `"detail" may only be "tree", got ${describe(v)}`;
+	}
 }
 
 /** Check raw tool arguments; the reason names the argument, what was given and what is allowed. */
@@ -50,10 +123,35 @@ export function parseFoldArgs(raw: unknown): ParsedArgs {
 	if (!(ACTIONS as readonly string[]).includes(action)) {
 		return { ok: false, action, reason: `unknown action ${JSON.stringify(action)}; use one of ${allowed}` };
 	}
-	const unknown = Object.keys(record).filter((k) => !KNOWN_KEYS.has(k));
-	if (unknown.length > 0) {
-		const names = unknown.map((k) => JSON.stringify(k)).join(", ");
-		return { ok: false, action, reason: `unknown argument ${names} for action ${JSON.stringify(action)}` };
+	const name = action as ActionName;
+	const shape = SHAPES[name];
+	const takes = new Set<string>([...shape.required, ...shape.optional]);
+	const stray = Object.keys(record).filter((k) => k !== "action" && !takes.has(k) && record[k] !== undefined);
+	if (stray.length > 0) {
+		const list = takes.size === 0 ? "no other arguments" : [...takes].map((k) => JSON.stringify(k)).join(", ");
+		return {
+			ok: false,
+			action,
+			reason: `argument ${stray.map((k) => JSON.stringify(k)).join(", ")} does not apply to action "${name}" (it takes ${list})`,
+		};
 	}
-	return { ok: true, args: { action: action as ActionName } };
+	for (const key of shape.required) {
+		if (record[key] === undefined) return { ok: false, action, reason: `action "${name}" needs "${key}"` };
+	}
+	for (const key of takes) {
+		if (record[key] === undefined) continue;
+		const why = checkValue(key as Key, record[key]);
+		if (why) return { ok: false, action, reason: why };
+	}
+	if (name === "reboundary") {
+		const hasIds = record.ids !== undefined;
+		const hasSpan = record.from !== undefined || record.to !== undefined;
+		if (hasIds === hasSpan) return { ok: false, action, reason: 'reboundary takes either "ids" or "from" and "to"' };
+		if (hasSpan && (record.from === undefined || record.to === undefined)) {
+			return { ok: false, action, reason: 'reboundary needs both "from" and "to"' };
+		}
+	}
+	const args: Record<string, unknown> = { action: name };
+	for (const key of takes) if (record[key] !== undefined) args[key] = record[key];
+	return { ok: true, args: args as FoldToolArgs };
 }

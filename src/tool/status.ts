@@ -1,7 +1,10 @@
 // action "status": which pi-fold, which Wasm core (with proof it answers), which Pi.
 import { toHex } from "../../bindings/index.ts";
+import type { FoldView } from "../lattice/index.ts";
+import type { Overview } from "../runtime/actions.ts";
+import { arithmeticText } from "../runtime/arithmetic.ts";
 import type { RuntimeStatus } from "../runtime/runtime.ts";
-import type { ToolEnv } from "./env.ts";
+import type { ToolCall, ToolEnv } from "./env.ts";
 import { answer, type FoldToolResult } from "./result.ts";
 import type { FoldToolArgs } from "./schema.ts";
 
@@ -24,6 +27,18 @@ export interface StatusDetails {
 	core: CoreReport | { error: string; source: string };
 	/** The folding runtime's state; absent when no runtime runs. */
 	runtime?: RuntimeStatus;
+	/** Marks with what they would free, pins, and the arithmetic; absent without an open session. */
+	overview?: Overview;
+	/** detail "tree": every fold in transcript order. */
+	tree?: {
+		id: string;
+		kind: string;
+		state: string;
+		depth: number;
+		parent: string | null;
+		entries: number;
+		brief: string;
+	}[];
 }
 
 const pct = (share: number) => `${(100 * share).toFixed(1)}%`;
@@ -68,7 +83,34 @@ function evidenceLine(ev: RuntimeStatus["evidence"]): string {
 	return `evidence: ${ev.files} files, ${mb(ev.usedBytes)} of ${mb(ev.capBytes)} in ${ev.dir}${over}${ev.problems.count > 0 ? `; ${ev.problems.count} problems` : ""}`;
 }
 
-export function statusAction(_args: FoldToolArgs, env: ToolEnv): FoldToolResult {
+/** Marks (origin, share freed, prefix rewritten) and pins, from the runtime's overview. */
+export function overviewLines(o: Overview, rt: RuntimeStatus | undefined): string[] {
+	const budget = o.arithmetic.budget;
+	const origin = new Map(rt?.pendingMarks.map((m) => [m.id, m]) ?? []);
+	const lines = o.marks.map((m) => {
+		const mk = origin.get(m.id);
+		const where = mk ? ` ${mk.kind} ${mk.from}..${mk.to}, brief ${mk.provenance}` : "";
+		return `  mark ${m.id}:${where}; frees ~${m.freed} tokens (${pct(m.freed / budget)}), a commit re-sends ~${m.prefixRewritten} prefix tokens`;
+	});
+	lines.push(
+		`pins: ${o.pins.entryIds.length} entries, ~${o.pins.tokens} of at most ${o.pins.cap} tokens${o.pins.entryIds.length > 0 ? ` (${o.pins.entryIds.slice(0, 20).join(", ")}${o.pins.entryIds.length > 20 ? ", ..." : ""})` : ""}`,
+	);
+	return lines;
+}
+
+function treeOf(folds: readonly FoldView[]): NonNullable<StatusDetails["tree"]> {
+	return folds.map((f) => ({
+		id: f.id,
+		kind: f.kind,
+		state: f.state,
+		depth: f.depth,
+		parent: f.parent,
+		entries: f.end - f.start,
+		brief: f.brief.split("\n", 1)[0].slice(0, 160),
+	}));
+}
+
+export function statusAction(args: FoldToolArgs, env: ToolEnv, call?: ToolCall): FoldToolResult {
 	const packageVersion = env.packageVersion();
 	const piVersion = env.piVersion() ?? null;
 	const head = [
@@ -105,6 +147,21 @@ export function statusAction(_args: FoldToolArgs, env: ToolEnv): FoldToolResult 
 	];
 	const runtime = env.runtime?.();
 	if (runtime) text.push(...runtimeLines(runtime));
+	const actions = env.actions?.();
+	const over = actions && call?.ctx ? actions.overview(call.ctx) : undefined;
+	const overview = over?.ok ? over.overview : undefined;
+	if (overview) text.push(...overviewLines(overview, runtime));
+	const lattice = args.detail === "tree" ? actions?.lattice() : undefined;
+	const tree = lattice ? treeOf(lattice.folds()) : undefined;
+	if (args.detail === "tree") {
+		text.push(tree ? `fold tree (${tree.length} folds, transcript order):` : "fold tree: no session open");
+		for (const f of tree ?? []) {
+			text.push(
+				`${"  ".repeat(f.depth + 1)}${f.id} ${f.kind} ${f.state}, ${f.entries} entries${f.parent ? `, in ${f.parent}` : ""}: ${f.brief}`,
+			);
+		}
+	}
+	if (overview) text.push(arithmeticText(overview.arithmetic));
 	const details: StatusDetails = {
 		ok: selfCheck.ok,
 		action: "status",
@@ -112,6 +169,8 @@ export function statusAction(_args: FoldToolArgs, env: ToolEnv): FoldToolResult 
 		piVersion,
 		core: { version: core.version, selfCheck, source: state.source, probe },
 		...(runtime ? { runtime } : {}),
+		...(overview ? { overview } : {}),
+		...(tree ? { tree } : {}),
 	};
 	// A core that fails its own known-answer checks must not be trusted: say so as an error.
 	return answer(text.join("\n"), details, !selfCheck.ok);

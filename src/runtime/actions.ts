@@ -1,0 +1,379 @@
+// The runtime's public operations on folds (SPEC 5 and 7): the one validated code path behind the
+// agent's tool actions, the /fold commands and the fold editor. Each operation either applies whole
+// or refuses with a specific reason and changes nothing. Operations that leave the window as it is
+// (brief, pin, unpin, unmark, reboundary) apply to the lattice at once and are made durable at once
+// as session records; operations that change the window (expand, refold, /fold) are staged and
+// committed at the next boundary, in one batch with their records.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { type FoldId, isFoldId } from "../fold-types.ts";
+import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import { BRIEF_MAX_CHARS } from "../lattice/index.ts";
+import type { JournalOp } from "../session/journal.ts";
+import {
+	type Arithmetic,
+	arithmeticOf,
+	EntryTokens,
+	type MarkEstimate,
+	markEstimates,
+	windowCosts,
+} from "./arithmetic.ts";
+import { modelKey, servingBudget } from "./occupancy.ts";
+import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceText } from "./peek-source.ts";
+import type { FoldRuntime, Open } from "./runtime.ts";
+
+/** Peek's default and largest slice, in UTF-8 bytes of the text view. */
+export const PEEK_DEFAULT_BYTES = 32_000;
+export const PEEK_MAX_BYTES = 200_000;
+
+export type Done<T> = ({ ok: true } & T) | { ok: false; reason: string };
+
+export interface Overview {
+	arithmetic: Arithmetic;
+	marks: MarkEstimate[];
+	/** Pinned entries, their calibrated tokens, and the cap on them. */
+	pins: { entryIds: string[]; tokens: number; cap: number };
+}
+
+export interface PeekAnswer {
+	fold: FoldView;
+	slice: Slice;
+	verifiedBy: FoldSource["verifiedBy"];
+	sourceBytes: number;
+	leaves: number;
+}
+
+export interface ExpandAnswer {
+	fold: FoldView;
+	/** Calibrated tokens the window grows (expand) or shrinks (refold, negative) by. */
+	delta: number;
+	next: number;
+	budget: number;
+}
+
+/** Pins may hold at most this share of what a commit lands at: the rest must stay foldable. */
+export const PINNED_SHARE_OF_MIN_TARGET = 0.5;
+
+function fail(reason: string): { ok: false; reason: string } {
+	return { ok: false, reason };
+}
+
+export class FoldActions {
+	readonly #rt: FoldRuntime;
+	readonly #appendRecord: (op: JournalOp) => void;
+	readonly #tokens: EntryTokens;
+
+	/** `appendRecord` makes a record durable now (pi.appendEntry). */
+	constructor(rt: FoldRuntime, appendRecord: (op: JournalOp) => void) {
+		this.#rt = rt;
+		this.#appendRecord = appendRecord;
+		this.#tokens = new EntryTokens(rt.core);
+	}
+
+	#open(): Done<{ open: Readonly<Open> }> {
+		const open = this.#rt.view;
+		return open ? { ok: true, open } : fail("no session is open in pi-fold yet (see status problems)");
+	}
+
+	#ratio(ctx: ExtensionContext): number {
+		return this.#rt.meter.calibration.ratioFor(modelKey(ctx.model));
+	}
+
+	#budget(ctx: ExtensionContext): Done<{ budget: number }> {
+		const b = servingBudget(ctx.model, this.#rt.settings.providerInputBudget);
+		return b.ok ? { ok: true, budget: b.budget } : fail(`no serving budget: ${b.reason}`);
+	}
+
+	#fold(lattice: FoldLattice, id: unknown): Done<{ fold: FoldView }> {
+		if (!isFoldId(id)) return fail(`${JSON.stringify(id)} is not a fold id (f + 10 hex digits)`);
+		const fold = lattice.get(id);
+		return fold ? { ok: true, fold } : fail(`unknown fold ${id} (status lists every fold with detail "tree")`);
+	}
+
+	/** The lattice as the next request will show it (staged edits applied), for listing. */
+	lattice(): FoldLattice | undefined {
+		return this.#rt.stagedLattice();
+	}
+
+	/** Where the window stands, what the marks would free, the pins; for status and every answer. */
+	overview(ctx: ExtensionContext): Done<{ overview: Overview }> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const budget = this.#budget(ctx);
+		if (!budget.ok) return budget;
+		const lattice = this.#rt.stagedLattice() ?? o.open.lattice;
+		const ratio = this.#ratio(ctx);
+		const costs = windowCosts(lattice, o.open.context, this.#tokens);
+		const marks = markEstimates(lattice, o.open.context, this.#tokens, ratio, costs);
+		const measured = this.#rt.occupancy?.tokens;
+		const occupancy = measured ?? Math.ceil(costs.total * ratio);
+		const pinIds = lattice.pins();
+		const pinned = new Set(pinIds);
+		let pinTokens = 0;
+		o.open.context.entries.forEach((e, p) => {
+			if (pinned.has(e.id)) pinTokens += costs.shownAt[p];
+		});
+		return {
+			ok: true,
+			overview: {
+				arithmetic: arithmeticOf(occupancy, budget.budget, this.#rt.settings.thresholds, marks),
+				marks,
+				pins: {
+					entryIds: pinIds,
+					tokens: Math.ceil(pinTokens * ratio),
+					cap: Math.floor(this.#rt.settings.thresholds.minTarget * PINNED_SHARE_OF_MIN_TARGET * budget.budget),
+				},
+			},
+		};
+	}
+
+	/** A fold's exact, verified source as text (a slice of it); never edits the window. */
+	peek(
+		id: unknown,
+		opts: { offset?: number; bytes?: number; ephemeral?: boolean; toolCallId?: string },
+	): Done<PeekAnswer> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const lattice = o.open.lattice;
+		const f = this.#fold(lattice, id);
+		if (!f.ok) return f;
+		const read = readFoldSource({ ...o.open, core: this.#rt.core }, f.fold.id);
+		if (!read.ok) return read;
+		const text = sourceText(read.source, lattice);
+		const offset = opts.offset ?? 0;
+		const total = new TextEncoder().encode(text).length;
+		if (offset > total) return fail(`offset ${offset} is past the end of fold ${f.fold.id}'s text (${total} bytes)`);
+		const slice = sliceUtf8(text, offset, Math.min(opts.bytes ?? PEEK_DEFAULT_BYTES, PEEK_MAX_BYTES));
+		if (opts.toolCallId) this.#rt.followPeek({ toolCallId: opts.toolCallId, ephemeral: opts.ephemeral ?? true });
+		return {
+			ok: true,
+			fold: f.fold,
+			slice,
+			verifiedBy: read.source.verifiedBy,
+			sourceBytes: read.source.bytes,
+			leaves: read.source.leaves.length,
+		};
+	}
+
+	/**
+	 * Run an op that leaves the window as it is: on a copy, then (only if whole) record it durably
+	 * and swap the copy in. With window edits staged, the op must also hold after them.
+	 */
+	#durable<T>(op: JournalOp, run: (work: FoldLattice) => Done<T>): Done<T> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const work = o.open.lattice.clone();
+		const r = run(work);
+		if (!r.ok) return r;
+		const staged = this.#rt.stagedLattice();
+		if (staged && staged !== o.open.lattice) {
+			const check = run(staged.clone());
+			if (!check.ok)
+				return fail(`${check.reason} (after the staged ${this.#rt.staged.map((s) => `${s.op} ${s.id}`).join(", ")})`);
+		}
+		this.#appendRecord(op);
+		this.#rt.adopt(work);
+		return r;
+	}
+
+	brief(id: unknown, text: unknown): Done<{ fold: FoldView }> {
+		if (typeof text !== "string" || text.trim() === "") return fail('"text" must be a non-empty string');
+		if ([...text].length > BRIEF_MAX_CHARS) {
+			return fail(`"text" has ${[...text].length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
+		}
+		const o = this.#open();
+		if (!o.ok) return o;
+		const f = this.#fold(o.open.lattice, id);
+		if (!f.ok) return f;
+		if (f.fold.state !== "pending") {
+			return fail(
+				`fold ${f.fold.id} is ${f.fold.state}: a standing fold's brief is never rewritten; brief works on pending marks`,
+			);
+		}
+		return this.#durable({ v: 1, op: "brief", id: f.fold.id, text }, (work) => {
+			const r = work.brief(f.fold.id, text);
+			return r.ok ? { ok: true, fold: work.get(f.fold.id) as FoldView } : fail(r.reason);
+		});
+	}
+
+	unmark(id: unknown): Done<{ fold: FoldView }> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const f = this.#fold(o.open.lattice, id);
+		if (!f.ok) return f;
+		if (f.fold.state !== "pending")
+			return fail(`fold ${f.fold.id} is ${f.fold.state}, not a pending mark: nothing to withdraw`);
+		return this.#durable({ v: 1, op: "unmark", id: f.fold.id }, (work) => {
+			const r = work.unmark(f.fold.id);
+			return r.ok ? { ok: true, fold: f.fold } : fail(r.reason);
+		});
+	}
+
+	/** Entry ids named directly, or the entries of a pending mark / raw span named by fold id. */
+	#entryIds(lattice: FoldLattice, ids: readonly string[]): Done<{ entryIds: string[] }> {
+		const out: string[] = [];
+		for (const id of ids) {
+			if (isFoldId(id) && lattice.get(id)) {
+				const leaves = lattice.leavesOf(id) ?? [];
+				out.push(...leaves.map((l) => l.entryId));
+			} else if (lattice.entries.some((e) => e.id === id)) out.push(id);
+			else return fail(`${JSON.stringify(id)} is neither a fold id nor an entry id of this session's context`);
+		}
+		return { ok: true, entryIds: [...new Set(out)] };
+	}
+
+	pin(ids: readonly string[], ctx: ExtensionContext): Done<{ entryIds: string[]; pinnedTokens: number; cap: number }> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const named = this.#entryIds(o.open.lattice, ids);
+		if (!named.ok) return named;
+		const over = this.overview(ctx);
+		if (!over.ok) return over;
+		const positions = new Map(o.open.context.entries.map((e, p) => [e.id, p]));
+		const adding = this.#tokens
+			.of(named.entryIds.map((id) => o.open.context.sources[positions.get(id) as number]))
+			.reduce((s, t) => s + t, 0);
+		const after = over.overview.pins.tokens + Math.ceil(adding * this.#ratio(ctx));
+		const cap = over.overview.pins.cap;
+		if (after > cap) {
+			return fail(
+				`pinning ${named.entryIds.length} entries (~${after - over.overview.pins.tokens} tokens) would hold ~${after} tokens pinned, over the cap of ${cap} (${PINNED_SHARE_OF_MIN_TARGET} x minTarget of the budget): unpin something first`,
+			);
+		}
+		return this.#durable({ v: 1, op: "pin", entryIds: named.entryIds }, (work) => {
+			const r = work.pin(named.entryIds);
+			return r.ok ? { ok: true, entryIds: r.entryIds, pinnedTokens: after, cap } : fail(r.reason);
+		});
+	}
+
+	unpin(ids: readonly string[]): Done<{ entryIds: string[] }> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const named = this.#entryIds(o.open.lattice, ids);
+		if (!named.ok) return named;
+		return this.#durable({ v: 1, op: "unpin", entryIds: named.entryIds }, (work) => {
+			const r = work.unpin(named.entryIds);
+			return r.ok ? { ok: true, entryIds: r.entryIds } : fail(r.reason);
+		});
+	}
+
+	/**
+	 * Re-cut pending marks: several ids (or from/to entry ids) become exactly one pending mark over
+	 * their whole span; one id returns that mark's span to raw.
+	 */
+	reboundary(args: { ids?: readonly string[]; from?: string; to?: string }): Done<{ fold?: FoldView; raw?: FoldView }> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const lattice = o.open.lattice;
+		if (args.ids && args.ids.length === 1) {
+			const f = this.#fold(lattice, args.ids[0]);
+			if (!f.ok) return f;
+			if (f.fold.state !== "pending") {
+				return fail(
+					`fold ${f.fold.id} is ${f.fold.state}: reboundary re-cuts pending marks only (use expand for a committed fold)`,
+				);
+			}
+			const done = this.unmark(f.fold.id);
+			return done.ok ? { ok: true, raw: done.fold } : done;
+		}
+		let from = args.from;
+		let to = args.to;
+		if (args.ids) {
+			const folds: FoldView[] = [];
+			for (const id of args.ids) {
+				const f = this.#fold(lattice, id);
+				if (!f.ok) return f;
+				if (f.fold.state !== "pending")
+					return fail(`fold ${f.fold.id} is ${f.fold.state}: reboundary merges pending marks only`);
+				folds.push(f.fold);
+			}
+			const start = Math.min(...folds.map((f) => f.start));
+			const end = Math.max(...folds.map((f) => f.end));
+			from = lattice.entries[start].id;
+			to = lattice.entries[end - 1].id;
+		}
+		if (typeof from !== "string" || typeof to !== "string")
+			return fail("reboundary needs ids (fold ids) or from and to (entry ids)");
+		const span = { from, to };
+		return this.#durable({ v: 1, op: "reboundary", from: span.from, to: span.to }, (work) => {
+			const r = work.reboundary(span.from, span.to);
+			return r.ok ? { ok: true, fold: work.get(r.id) as FoldView } : fail(r.reason);
+		});
+	}
+
+	/**
+	 * Stage an expand (one level, outside-in) or a refold for the next boundary, refused when the
+	 * expanded window would pass the serving budget.
+	 */
+	stageWindowEdit(op: "expand" | "refold", id: unknown, ctx: ExtensionContext): Done<ExpandAnswer> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const before = this.#rt.stagedLattice() ?? o.open.lattice;
+		const f = this.#fold(before, id);
+		if (!f.ok) return f;
+		if (op === "expand" && f.fold.state !== "committed") {
+			return fail(
+				f.fold.state === "pending"
+					? `fold ${f.fold.id} is a pending mark, not in the window yet: nothing to expand (peek reads it)`
+					: `fold ${f.fold.id} is already expanded`,
+			);
+		}
+		if (op === "refold" && f.fold.state !== "expanded")
+			return fail(`fold ${f.fold.id} is ${f.fold.state}, not expanded: nothing to refold`);
+		const after = before.clone();
+		const r = op === "expand" ? after.expand(f.fold.id) : after.refold(f.fold.id);
+		if (!r.ok) return fail(r.reason);
+		const budget = this.#budget(ctx);
+		if (!budget.ok) return budget;
+		const ratio = this.#ratio(ctx);
+		const over = this.overview(ctx);
+		if (!over.ok) return over;
+		const delta = Math.ceil(
+			(windowCosts(after, o.open.context, this.#tokens).total -
+				windowCosts(before, o.open.context, this.#tokens).total) *
+				ratio,
+		);
+		const next = over.overview.arithmetic.occupancy + delta;
+		if (op === "expand" && next > budget.budget) {
+			return fail(
+				`expanding ${f.fold.id} would add ~${delta} tokens: the next request would be ~${next} > the budget of ${budget.budget} tokens (now ~${over.overview.arithmetic.occupancy}); peek it instead (offset/bytes for a slice), or expand after a commit`,
+			);
+		}
+		this.#rt.stage({ op, id: f.fold.id });
+		return { ok: true, fold: after.get(f.fold.id) as FoldView, delta, next, budget: budget.budget };
+	}
+
+	/** /fold: commit staged marks at the next boundary; with ids, exactly that span as one fold. */
+	foldNow(ids: readonly string[]): Done<{ marks: FoldId[]; refolds: FoldId[] }> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		if (ids.length === 0) {
+			const marks = o.open.lattice.pending().map((f) => f.id);
+			if (marks.length === 0) return fail("no staged marks to fold (the frontier marks completed work as it goes)");
+			this.#rt.requestFold();
+			return { ok: true, marks, refolds: [] };
+		}
+		const lattice = this.#rt.stagedLattice() ?? o.open.lattice;
+		const folds: FoldView[] = [];
+		for (const id of ids) {
+			const f = this.#fold(lattice, id);
+			if (!f.ok) return f;
+			if (f.fold.state === "committed") return fail(`fold ${f.fold.id} is already folded`);
+			folds.push(f.fold);
+		}
+		const expanded = folds.filter((f) => f.state === "expanded");
+		if (expanded.length > 0) {
+			if (expanded.length !== folds.length)
+				return fail("name either expanded folds (to refold) or pending marks (to fold), not both");
+			for (const f of expanded) this.#rt.stage({ op: "refold", id: f.id });
+			return { ok: true, marks: [], refolds: expanded.map((f) => f.id) };
+		}
+		let target = folds[0];
+		if (folds.length > 1) {
+			const merged = this.reboundary({ ids });
+			if (!merged.ok) return merged;
+			target = merged.fold as FoldView;
+		}
+		this.#rt.requestFold(new Set([target.id]));
+		return { ok: true, marks: [target.id], refolds: [] };
+	}
+}

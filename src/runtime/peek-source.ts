@@ -1,0 +1,179 @@
+// What `peek` reads: one fold's exact source, verified, and its readable text view (SPEC 5).
+// A committed or expanded fold is read from the store alone (verifyFold: every record and leaf
+// object checked against its SHA-256), which is the lossless promise itself; a pending mark is
+// not in the window yet and its leaves may not be written, so it is read from the session's own
+// entries, each re-hashed by the core and compared with the leaf hash the lattice holds.
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
+import type { FoldId } from "../fold-types.ts";
+import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
+import type { ContextEntries } from "../session/context-entries.ts";
+import type { RecordIndex } from "../session/persist.ts";
+import type { FoldStore } from "../store/index.ts";
+
+export interface SourceLeaf {
+	entryId: string;
+	/** The entry's exact canonical JSON (one session-file line). */
+	text: string;
+	/** The innermost fold under `id` holding this leaf, or the fold itself. */
+	fold: FoldId;
+}
+
+export interface FoldSource {
+	fold: FoldView;
+	leaves: SourceLeaf[];
+	/** Where the bytes came from, both verified by SHA-256. */
+	verifiedBy: "store" | "session";
+	bytes: number;
+}
+
+interface SourceInput {
+	lattice: FoldLattice;
+	context: ContextEntries;
+	store: FoldStore;
+	records: RecordIndex;
+	core: PiFoldCore;
+}
+
+export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source: FoldSource }> {
+	const { lattice, context, store, records, core } = input;
+	const fold = lattice.get(id);
+	if (!fold) return { ok: false, reason: `unknown fold ${id}` };
+	const record = records.get(id);
+	try {
+		if (fold.state !== "pending" && record !== undefined) {
+			const verified = store.verifyFold(record, { id, identity: fold.identity });
+			const decoder = new TextDecoder("utf-8", { fatal: true });
+			const leaves = verified.leaves.map((l) => ({ entryId: l.entryId, text: decoder.decode(l.bytes), fold: l.fold }));
+			return { ok: true, source: { fold, leaves, verifiedBy: "store", bytes: sumBytes(verified.leaves) } };
+		}
+		const leafList = lattice.leavesOf(id) ?? [];
+		const texts = leafList.map((l, i) => {
+			const p = fold.start + i;
+			if (context.entries[p]?.id !== l.entryId) throw new Error(`leaf ${l.entryId} is not at its place in the context`);
+			return context.texts[p];
+		});
+		const digests = core.hashSpans(texts);
+		leafList.forEach((l, i) => {
+			const actual = toHex(digests, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+			if (actual !== l.hash) {
+				throw new Error(
+					`fold ${id}, entry ${l.entryId}: the session's bytes hash to ${actual}, the fold holds ${l.hash}`,
+				);
+			}
+		});
+		const owner = innermostOwners(lattice, fold);
+		const leaves = leafList.map((l, i) => ({ entryId: l.entryId, text: texts[i], fold: owner[i] }));
+		const bytes = texts.reduce((s, t) => s + new TextEncoder().encode(t).length, 0);
+		return { ok: true, source: { fold, leaves, verifiedBy: "session", bytes } };
+	} catch (err) {
+		return {
+			ok: false,
+			reason: `fold ${id} could not be read back: ${err instanceof Error ? err.message : String(err)}`,
+		};
+	}
+}
+
+function sumBytes(leaves: readonly { bytes: Uint8Array }[]): number {
+	return leaves.reduce((s, l) => s + l.bytes.length, 0);
+}
+
+/** For each leaf position of `fold`, the innermost fold (at or under it) that holds it. */
+function innermostOwners(lattice: FoldLattice, fold: FoldView): FoldId[] {
+	const out = new Array<FoldId>(fold.end - fold.start).fill(fold.id);
+	const walk = (f: FoldView) => {
+		for (const c of f.children) {
+			if (c.type !== "fold") continue;
+			const sub = lattice.get(c.id);
+			if (!sub) continue;
+			for (let p = sub.start; p < sub.end; p++) out[p - fold.start] = sub.id;
+			walk(sub);
+		}
+	};
+	walk(fold);
+	return out;
+}
+
+type Loose = Record<string, unknown>;
+const asRecord = (v: unknown): Loose | undefined =>
+	typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Loose) : undefined;
+
+/** Text and tool calls of a content field; thinking blocks and provider metadata are left out. */
+function contentLines(content: unknown): string[] {
+	if (typeof content === "string") return [content];
+	if (!Array.isArray(content)) return [];
+	const out: string[] = [];
+	for (const raw of content) {
+		const b = asRecord(raw);
+		if (!b) continue;
+		if (b.type === "text" && typeof b.text === "string") out.push(b.text);
+		else if (b.type === "toolCall")
+			out.push(`-> call ${String(b.name)} ${JSON.stringify(b.arguments ?? {})} [${String(b.id)}]`);
+		else if (b.type === "image") out.push("[image]");
+	}
+	return out;
+}
+
+/** One entry as readable text: a header naming entry and role, then its text. */
+export function entryText(canonical: string): string {
+	let entry: SessionEntry;
+	try {
+		entry = JSON.parse(canonical) as SessionEntry;
+	} catch {
+		return canonical;
+	}
+	const e = entry as unknown as Loose;
+	const message = asRecord(e.message);
+	if (entry.type === "message" && message) {
+		const role = String(message.role);
+		const tool = role === "toolResult" ? ` ${String(message.toolName)} [${String(message.toolCallId)}]` : "";
+		const error = message.isError === true ? " (error)" : "";
+		return [`## entry ${entry.id} · ${role}${tool}${error}`, ...contentLines(message.content)].join("\n");
+	}
+	if (entry.type === "custom_message") {
+		return [`## entry ${entry.id} · custom ${String(e.customType)}`, ...contentLines(e.content)].join("\n");
+	}
+	return [`## entry ${entry.id} · ${entry.type}`, JSON.stringify(e)].join("\n");
+}
+
+/** The whole fold as text: entries in order, a line where each nested fold begins and ends. */
+export function sourceText(source: FoldSource, lattice: FoldLattice): string {
+	const parts: string[] = [];
+	let current = source.fold.id;
+	for (const leaf of source.leaves) {
+		if (leaf.fold !== current) {
+			if (current !== source.fold.id) parts.push(`## end of nested fold ${current}`);
+			if (leaf.fold !== source.fold.id) {
+				const sub = lattice.get(leaf.fold);
+				parts.push(
+					`## nested fold ${leaf.fold} (${sub?.kind ?? "fold"}, ${sub?.state ?? "?"}; peek it alone by its id)`,
+				);
+			}
+			current = leaf.fold;
+		}
+		parts.push(entryText(leaf.text));
+	}
+	if (current !== source.fold.id) parts.push(`## end of nested fold ${current}`);
+	return parts.join("\n\n");
+}
+
+export interface Slice {
+	text: string;
+	/** UTF-8 byte offsets of the slice in the whole text view, and the view's length. */
+	start: number;
+	end: number;
+	total: number;
+}
+
+/** A UTF-8 byte slice of `text`, moved back to character boundaries so no character is cut. */
+export function sliceUtf8(text: string, offset: number, bytes: number): Slice {
+	const all = new TextEncoder().encode(text);
+	const boundary = (i: number) => {
+		let k = Math.max(0, Math.min(i, all.length));
+		while (k > 0 && k < all.length && (all[k] & 0xc0) === 0x80) k--;
+		return k;
+	};
+	const start = boundary(offset);
+	const end = boundary(start + bytes);
+	return { text: new TextDecoder().decode(all.subarray(start, end)), start, end, total: all.length };
+}
