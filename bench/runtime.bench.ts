@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { type PiFold, registerPiFold } from "../src/index.ts";
+import { FoldLattice } from "../src/lattice/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { makeSession, removeTempDirs } from "../test/helpers/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../test/helpers/workload.ts";
@@ -30,13 +31,17 @@ const quantile = (xs: readonly number[], q: number) => {
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 const billed = (m: AssistantMessage | undefined) => (m ? m.usage.input + m.usage.cacheRead + m.usage.cacheWrite : 0);
 
-/** Time calls of one method of an object, in place (instance property over the prototype's). */
+/**
+ * Time calls of one method of an object, in place (instance property over the prototype's, or the
+ * prototype's own when given a prototype). Returns the restore: a prototype outlives the run.
+ */
 function timeMethod<T extends object>(
 	target: T,
 	name: keyof T & string,
 	into: Map<string, number[]>,
 	label: string = name,
-) {
+): () => void {
+	const had = Object.hasOwn(target, name);
 	const original = target[name] as unknown as (...args: unknown[]) => unknown;
 	const samples: number[] = [];
 	into.set(label, samples);
@@ -48,7 +53,10 @@ function timeMethod<T extends object>(
 			samples.push(performance.now() - t0);
 		}
 	};
-	return samples;
+	return () => {
+		if (had) (target as Record<string, unknown>)[name] = original;
+		else delete (target as Record<string, unknown>)[name];
+	};
 }
 
 interface CommitSample {
@@ -85,6 +93,7 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 			]
 		: [];
 	const h = await makeSession({ cwd: WORKLOAD_ROOT, persist: true, contextWindow: CONTEXT_WINDOW, extensions });
+	const restore: (() => void)[] = [];
 	try {
 		const phases = new Map<string, number[]>();
 		const rt: FoldRuntime | undefined = fold?.runtime.get();
@@ -97,6 +106,9 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 			timeMethod(rt.meter, "observeRequest", phases, "context_with_system (estimate)");
 			timeMethod(rt, "sync", phases, "turn_end: sync");
 			timeMethod(rt.meter, "occupancy", phases, "turn_end: occupancy");
+			// The lattice's own work in turn_end (every lattice object; commits' calls included).
+			restore.push(timeMethod(FoldLattice.prototype, "extend", phases, "lattice.extend (sync)"));
+			restore.push(timeMethod(FoldLattice.prototype, "markMany", phases, "lattice.markMany (frontier)"));
 			const turnEnd = rt.turnEnd;
 			// Async: a commit's store writes are awaited (Pi awaits the handler), so time until it settles.
 			rt.turnEnd = async (e, ctx) => {
@@ -153,6 +165,7 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 			unattributed: status?.rewrites.unattributed ?? 0,
 		};
 	} finally {
+		for (const r of restore) r();
 		h.dispose();
 	}
 }

@@ -4,23 +4,40 @@ import { fileURLToPath } from "node:url";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import * as piHost from "@earendil-works/pi-coding-agent";
 import { CORE_WASM_URL, nodeCore } from "../bindings/node.ts";
+import { registerFoldSettingsCommand } from "./commands/fold-settings.ts";
+import { registerFoldCommands } from "./commands/register.ts";
 import { coreLoader } from "./core.ts";
 import { type RuntimeHandle, registerRuntimeHooks } from "./runtime/hooks.ts";
 import { type PiFoldOptions, parseOptions } from "./runtime/options.ts";
+import {
+	type CandidateContext,
+	type ProjectionCandidate,
+	projectionCandidateProvider,
+} from "./runtime/projection-candidates.ts";
 import { checkHost } from "./runtime/version-guard.ts";
+import { LiveSettings } from "./settings/live-settings.ts";
+import { settingsPath } from "./settings/settings-file.ts";
 import { registerFoldTool } from "./tool/register.ts";
+import { registerFoldBar } from "./ui/fold-bar.ts";
+import { registerCleanChat } from "./ui/tool-renderer.ts";
 import { hostPiVersion, packageVersion } from "./versions.ts";
 
 export type { PiFoldOptions } from "./runtime/options.ts";
+export type { ProjectionCandidate } from "./runtime/projection-candidates.ts";
 
 export interface PiFold {
 	/** The folding runtime of this extension instance (undefined until the core loads, or if it cannot). */
 	runtime: RuntimeHandle;
+	/** One record per fold the window shows collapsed, in window order (SPEC 8); [] with no open session. Never throws. */
+	projectionCandidates: (ctx?: CandidateContext) => ProjectionCandidate[];
 }
 
 /**
  * Register pi-fold with explicit options (SPEC 8). Refuses invalid options by name, and a Pi without
  * context_edit support by the version it needs (both throw at load).
+ * Thresholds: `options.thresholds` when given (they win for this session; /fold-settings still saves
+ * to the file), else the user's settings file (~/.config/pi-fold/settings.json, see
+ * src/settings/settings-file.ts), else the defaults.
  */
 export function registerPiFold(pi: ExtensionAPI, options: PiFoldOptions = {}): PiFold {
 	// At load time, before any hook exists: a Pi without context_edit gets a named refusal.
@@ -30,14 +47,22 @@ export function registerPiFold(pi: ExtensionAPI, options: PiFoldOptions = {}): P
 	if (!parsed.ok) throw new Error(`pi-fold: invalid options: ${parsed.problems.join("; ")}`);
 	// Loaded on first use, not here: Pi runs extension factories also for commands that start no session.
 	const core = coreLoader(nodeCore, fileURLToPath(CORE_WASM_URL));
+	// Puts the settings file's thresholds into parsed.settings unless the options fixed them.
+	const live = new LiveSettings(parsed.settings, settingsPath(), options.thresholds !== undefined);
 	const runtime = registerRuntimeHooks(pi, core, parsed.settings);
+	registerFoldSettingsCommand(pi, { live, runtime });
+	registerFoldCommands(pi, runtime);
 	registerFoldTool(pi, {
 		core,
 		packageVersion,
 		piVersion: hostPiVersion,
 		runtime: () => runtime.get()?.status(),
+		actions: () => runtime.actions(),
 	});
-	return { runtime };
+	// After the runtime hooks: their turn_end handlers see the boundary the runtime just handled.
+	registerFoldBar(pi, runtime);
+	registerCleanChat(pi, runtime);
+	return { runtime, projectionCandidates: projectionCandidateProvider(() => runtime.get()) };
 }
 
 export default function piFold(pi: ExtensionAPI): void {

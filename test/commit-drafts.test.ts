@@ -302,6 +302,34 @@ describe("drafts refuse what Pi or a provider would reject", () => {
 		if (!bad.ok) expect(bad.reason).toMatch(/not editable/);
 	});
 
+	it("validateDrafts counts only what the drafts break: a window's own unanswered call does not block a fold", () => {
+		// A window that already ends on an unanswered call (a crash or compaction cut a batch): Pi
+		// repairs it on send; folding other batches must stay possible, breaking a new pair must not.
+		const whole = projection();
+		const cut = batchSpan(context, 9);
+		const at = whole.findIndex((pe) => pe.sourceEntry.id === cut.from);
+		const damaged = whole.slice(0, at + 1);
+		const { from, to } = batchSpan(context, 2);
+		const ids = context.entries.slice(positionOf(from), positionOf(to) + 1).map((e) => e.id);
+		const fold = validateDrafts(
+			ids.map((id, i) =>
+				i === 0
+					? {
+							type: "context_edit" as const,
+							targetId: id,
+							replacement: { content: [{ type: "text" as const, text: "[fold]" }] },
+						}
+					: { type: "context_edit" as const, targetId: id, replacement: null },
+			),
+			damaged,
+		);
+		expect(fold.ok, fold.ok ? "" : fold.reason).toBe(true);
+		const orphan = validateDrafts([{ type: "context_edit", targetId: from, replacement: null }], damaged);
+		expect(orphan.ok).toBe(false);
+		if (!orphan.ok) expect(orphan.reason).toMatch(/without its call/);
+		expect(orphan.ok ? "" : orphan.reason).not.toMatch(/s9c0/);
+	});
+
 	it("a span from the top skips non-editable entries and briefs the user entry as a string", () => {
 		const { to } = batchSpan(context, 0);
 		const r = commitDrafts([fakeFold(0, positionOf(to) + 1)], context);

@@ -129,9 +129,12 @@ describe("pi_fold_context in an AgentSession", () => {
 			await h.session.prompt("status, deeply");
 			const refused = recordedResult(h, "bad3");
 			expect(refused.isError).toBe(true);
-			expect(textOf(refused)).toBe(
+			// The refusal, then the window arithmetic every answer ends with.
+			const [reason, ...closing] = textOf(refused).split("\n");
+			expect(reason).toBe(
 				'pi_fold_context refused: argument "depth" does not apply to action "status" (it takes "detail")',
 			);
+			expect(closing).toEqual([expect.stringMatching(/^-- window: ~\d+ of \d+ tokens/)]);
 			expect(refused.details).toMatchObject({ ok: false, action: "status" });
 			expect(lastAssistantText(h)).toBe(`tool said: ${textOf(refused)}`);
 			expect(h.extensionErrors).toEqual([]);

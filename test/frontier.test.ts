@@ -14,6 +14,7 @@ import {
 } from "../src/runtime/frontier.ts";
 import { type ContextEntries, contextEntriesOf } from "../src/session/context-entries.ts";
 import { copyFixture, FIXTURE_MISSING, hasFixture } from "./helpers/fixture.ts";
+import { referenceMarks } from "./helpers/frontier-reference.ts";
 import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
 import { assistantMessage } from "./helpers/synthetic-session.ts";
 
@@ -362,6 +363,92 @@ describe("the frontier cursor", () => {
 			}
 		}
 		expect(checked).toBeGreaterThan(120);
+	});
+});
+
+describe("the frontier against the straightforward pass", () => {
+	const sliced = (context: ContextEntries, n: number): ContextEntries => ({
+		entries: context.entries.slice(0, n),
+		sources: context.sources.slice(0, n),
+		texts: context.texts.slice(0, n),
+	});
+
+	// As the runtime runs it: the whole context and lattice (the lattice's index of tool batches,
+	// its root spans), the pass limited to the first `seen` entries (the model has not seen the
+	// newest batch yet), a cursor kept across passes. The reference gathers tool groups from the
+	// examined entries alone and reads every fold as a view. Sessions with several chapters, late
+	// results, repeated call ids, orphan results, pins, blacklists and commits.
+	it.each([1, 2, 3, 4, 5, 6])("proposes what the reference does (seed %i)", (seed) => {
+		const r = rng(seed * 7919);
+		const b = new Builder();
+		b.user();
+		const s = settings({
+			minFoldChars: [1500, 4000, 8000][r(3)],
+			maxCutsPerPass: [1, 3, 8][r(3)],
+			blacklistAutoFoldTools: r(3) === 0 ? new Set(["bash"]) : new Set<string>(),
+		});
+		let context = b.context();
+		const made = FoldLattice.create(core, context.entries);
+		if (!made.ok) throw new Error(made.reason);
+		let lattice = made.lattice;
+		let cursor = frontierCursor();
+		const late: (() => string[])[] = [];
+		let proposed = 0;
+		for (let step = 0; step < 150; step++) {
+			const act = r(14);
+			if (act === 0) b.user(`task ${step}`);
+			else if (act === 1) b.note("x".repeat(r(4000)));
+			else if (act === 2) b.bashExecution();
+			else if (act <= 4 && late.length > 0) late.splice(r(late.length), 1)[0]();
+			else if (act === 5) late.push(b.calls(["read"], r(5000), false) as () => string[]);
+			else if (act === 6) {
+				// A result whose call no entry makes (an orphan), or a second result for an answered call.
+				b.sm.appendMessage({
+					role: "toolResult",
+					toolCallId: r(2) === 0 ? `ghost_${step}` : `call_${r(Math.max(1, step))}`,
+					toolName: "read",
+					content: [{ type: "text", text: "o".repeat(r(2000)) }],
+					isError: false,
+					timestamp: 1,
+				} as never);
+			} else b.calls(r(4) === 0 ? ["bash"] : r(3) === 0 ? ["read", "grep"] : ["read"], r(6000));
+			const grown = b.context();
+			const added = grown.entries.slice(context.entries.length);
+			context = grown;
+			if (added.length > 0 && !lattice.extend(added).ok) {
+				// An append that breaks a fold (a second result for a folded call): the runtime rebuilds.
+				const rebuilt = FoldLattice.create(core, context.entries);
+				if (!rebuilt.ok) throw new Error(rebuilt.reason);
+				lattice = rebuilt.lattice;
+				cursor = frontierCursor();
+			}
+			if (r(40) === 0) {
+				const raw = context.entries.filter((e) => lattice.foldOf(e.id) === null && e.role !== "system");
+				if (raw.length > 0) lattice.pin([raw[r(raw.length)].id]);
+			}
+			if (r(15) === 0) {
+				const pending = lattice.pending().filter((f) => f.parent === null);
+				if (pending.length > 0 && lattice.commit([pending[r(pending.length)].id]).ok) cursor = frontierCursor();
+			}
+			// What the model has seen: usually all but the newest assistant message and what follows it.
+			const n = context.entries.length;
+			let lastAssistant = n - 1;
+			while (lastAssistant > 0 && context.entries[lastAssistant].role !== "assistant") lastAssistant--;
+			const seen = r(3) === 0 ? n : r(5) === 0 ? r(n + 1) : lastAssistant;
+			for (let k = 0; k < 3; k++) {
+				const want = referenceMarks(sliced(context, seen), lattice.folds(), lattice.pins(), s);
+				const got = proposeMarks(context, lattice, s, cursor, seen);
+				expect(got).toEqual(want);
+				if (got.length === 0) break;
+				// The lattice checks a mark against every entry, also those after `seen`: a second result
+				// for a call, landed later, can make it refuse (the runtime then reports a problem).
+				const marked = lattice.markMany(got);
+				if (!marked.ok && seen < n) break;
+				expect(marked.ok, marked.ok ? "" : marked.reason).toBe(true);
+				proposed += got.length;
+			}
+		}
+		expect(proposed).toBeGreaterThan(5);
 	});
 });
 

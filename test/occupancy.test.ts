@@ -9,6 +9,8 @@ import {
 	Calibration,
 	commitNeed,
 	estimateRequest,
+	estimateRequestDetail,
+	IMAGE_TOKENS,
 	MAX_CALIBRATION_RATIO,
 	modelKey,
 	OccupancyMeter,
@@ -16,8 +18,8 @@ import {
 	occupancyOf,
 	promptTokensOf,
 	type RequestEstimate,
+	RequestMemo,
 	servingBudget,
-	TokenMemo,
 } from "../src/runtime/occupancy.ts";
 import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/runtime/thresholds.ts";
 import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
@@ -275,22 +277,141 @@ describe("thresholds", () => {
 	});
 });
 
-describe("TokenMemo", () => {
-	it("answers what the core answers for every text: reused, changed, appended, or a shorter request", () => {
-		const memo = new TokenMemo();
-		const long = "export function f(x) { return x * 2; }\n".repeat(200);
-		const requests = [
-			["system prompt", "user: task", long],
-			["system prompt", "user: task", long, "assistant: more words here"],
-			["system prompt", "user: task", `${long.slice(0, 3000)}X${long.slice(3001)}`, "assistant: more words here"],
-			["system prompt", "user: a different task"],
-			[],
-			["system prompt", "user: task", long],
-		];
-		for (const texts of requests) {
-			// Fresh strings each time, as billed texts are rebuilt from fresh messages.
-			const copies = texts.map((t) => [...t].join(""));
-			expect([...memo.estimate(core, copies)]).toEqual([...core.estimateTokensBatch(copies)]);
+/** A small seeded generator, so a failing run can be replayed. */
+function rng(seed: number) {
+	let x = seed >>> 0 || 1;
+	return (k: number) => {
+		x ^= x << 13;
+		x ^= x >>> 17;
+		x ^= x << 5;
+		return (x >>> 0) % k;
+	};
+}
+
+describe("RequestMemo (per-stream reuse of billed texts and tokens)", () => {
+	const long = "export function f(x) { return x * 2; }\n".repeat(200);
+	/** Messages of every kind the estimator reads differently. */
+	const kinds = (r: (k: number) => number, i: number): unknown => {
+		switch (r(8)) {
+			case 0:
+				return { role: "user", content: `task ${i} ${long.slice(0, r(400))}`, timestamp: i };
+			case 1:
+				return {
+					role: "assistant",
+					content: [
+						{ type: "thinking", thinking: `hmm ${i}` },
+						{ type: "text", text: `note ${i}` },
+						{ type: "toolCall", id: `c${i}`, name: "read", arguments: { path: `f${i}.ts`, offset: r(50) } },
+					],
+					usage: { input: i, output: 1, cost: { total: 0 } },
+					stopReason: "toolUse",
+					timestamp: i,
+				};
+			case 2:
+				return {
+					role: "toolResult",
+					toolCallId: `c${i}`,
+					toolName: "read",
+					content: [{ type: "text", text: long.slice(r(3000)) }],
+					details: { lines: r(100), nested: { deeper: ["a", { text: "b".repeat(r(30)) }] } },
+					isError: false,
+					timestamp: i,
+				};
+			case 3:
+				return {
+					role: "system",
+					content: "You are an agent.",
+					sections: { preamble: "P", tools: `T${r(3)}`, rules: "R" },
+					toolsAdded: [{ name: "read", parameters: { type: "object", properties: { path: { type: "string" } } } }],
+					timestamp: 0,
+				};
+			case 4:
+				return {
+					role: "user",
+					content: [
+						{ type: "text", text: "look" },
+						{ type: "image", data: "AAAA", mimeType: "image/png" },
+					],
+				};
+			case 5:
+				return { role: "bashExecution", command: "ls", output: `a\nb${i}`, exitCode: 0, timestamp: i };
+			case 6:
+				return { role: "custom", customType: "x", content: [{ type: "text", text: `c${i}` }], details: new Date(i) };
+			default:
+				return { role: "assistant", content: [{ type: "mystery", payload: { k: i } }], timestamp: i };
 		}
+	};
+	/** A fresh clone, sometimes changed deep inside or with its keys (sections too) reordered. */
+	const variant = (r: (k: number) => number, m: unknown): unknown => {
+		const c = structuredClone(m) as Record<string, unknown>;
+		const change = r(6);
+		if (change === 0 && Array.isArray(c.content) && typeof (c.content[0] as { text?: unknown })?.text === "string") {
+			const block = c.content[0] as { text: string };
+			const mid = block.text.length >> 1;
+			block.text = `${block.text.slice(0, mid)}#${block.text.slice(mid + 1)}`;
+		} else if (change === 1) {
+			return Object.fromEntries(Object.entries(c).reverse());
+		} else if (change === 2 && typeof c.sections === "object" && c.sections !== null) {
+			c.sections = Object.fromEntries(Object.entries(c.sections).reverse()); // billed text changes order
+		} else if (change === 3 && typeof c.details === "object" && c.details !== null) {
+			(c.details as Record<string, unknown>).lines = -1; // not billed: same text, same tokens
+		}
+		return c;
+	};
+
+	it.each([1, 2, 3, 4, 5, 6, 7, 8])("answers what a fresh estimate answers, stream after stream (seed %i)", (seed) => {
+		const r = rng(seed);
+		const sent = new RequestMemo();
+		const next = new RequestMemo();
+		let request: unknown[] = [];
+		for (let step = 0; step < 60; step++) {
+			// The session's own objects grow by appends; now and then something is rewritten or dropped.
+			const act = r(10);
+			if (act < 6) for (let k = 1 + r(3); k > 0; k--) request.push(kinds(r, step * 10 + k));
+			else if (act === 6 && request.length > 0) request[r(request.length)] = kinds(r, step * 10);
+			else if (act === 7) request = request.slice(0, r(request.length + 1));
+			else if (act === 8 && request.length > 0) request[r(request.length)] = variant(r, request[0]);
+			// turn_end's preview hands over the objects themselves; the request as sent, fresh clones.
+			const preview = [...request];
+			const asSent = request.map((m) => (r(4) === 0 ? variant(r, m) : structuredClone(m)));
+			for (const [memo, partner, messages] of [
+				[next, sent, preview],
+				[sent, next, asSent],
+			] as const) {
+				const got = memo.estimate(core, messages, partner);
+				const want = estimateRequestDetail(core, messages);
+				expect(got.texts).toEqual(want.texts);
+				expect([...got.tokens]).toEqual([...want.tokens]);
+				expect(got.total).toBe(want.total);
+			}
+		}
+	});
+
+	it("counts an image once per request, however often the request repeats", () => {
+		const memo = new RequestMemo();
+		const request = [
+			{
+				role: "user",
+				content: [
+					{ type: "text", text: "look" },
+					{ type: "image", data: "AAAA" },
+				],
+			},
+		];
+		const want = estimateRequestDetail(core, request).total;
+		expect(want).toBeGreaterThan(IMAGE_TOKENS);
+		for (let k = 0; k < 3; k++) expect(memo.estimate(core, structuredClone(request)).total).toBe(want);
+	});
+
+	it("re-reads a clone that differs by one character deep inside, and reuses the rest", () => {
+		const memo = new RequestMemo();
+		const result = (text: string) => ({ role: "toolResult", toolName: "read", content: [{ type: "text", text }] });
+		const make = (text = long) => [{ role: "user", content: "task", timestamp: 1 }, result(text)];
+		const first = memo.estimate(core, make());
+		const changed = make(`${long.slice(0, 100)}~${long.slice(101)}`);
+		const second = memo.estimate(core, changed);
+		expect(second.texts[0]).toBe(first.texts[0]);
+		expect(second.texts[1]).not.toBe(first.texts[1]);
+		expect(second.texts[1]).toBe(estimateRequestDetail(core, changed).texts[1]);
 	});
 });

@@ -80,8 +80,28 @@ function checkEntry(e: unknown, i: number): LatticeEntry {
 	});
 }
 
+/**
+ * The tool batches of a context, read-only: the positions each entry must share a fold with
+ * ([toolLo, toolHi], its tool calls' and results' whole groups) and where a group lacks its call
+ * or its result. An index never changes once built (an append makes a new one), so a caller may
+ * keep one for as long as it reads the entries that index was built over.
+ */
+export interface ToolBatches {
+	readonly size: number;
+	/** The least position sharing a tool call with position p (p itself when none). */
+	toolLo(p: number): number;
+	/** The greatest position sharing a tool call with position p (p itself when none). */
+	toolHi(p: number): number;
+	/** Whether one of p's tool calls lacks its call or its result in the context. */
+	toolOpen(p: number): boolean;
+	/** Positions of the entries making tool call `callId`, ascending. */
+	calls(callId: string): number[];
+	/** Positions of the results answering tool call `callId`, ascending. */
+	results(callId: string): number[];
+}
+
 /** The entries, indexed for O(1) position lookups and O(span) span checks; appending costs O(new). */
-export class ContextIndex {
+export class ContextIndex implements ToolBatches {
 	readonly entries: readonly LatticeEntry[];
 	/** Entry digests as bytes, for fold identities. */
 	readonly digests: readonly Uint8Array[];
@@ -230,6 +250,18 @@ export class ContextIndex {
 
 	get size(): number {
 		return this.entries.length;
+	}
+
+	toolLo(p: number): number {
+		return this.#toolLo[p];
+	}
+
+	toolHi(p: number): number {
+		return this.#toolHi[p];
+	}
+
+	toolOpen(p: number): boolean {
+		return this.#toolOpen[p] === 1;
 	}
 
 	position(entryId: string): number | undefined {

@@ -66,6 +66,15 @@ export interface FoldView {
 	children: FoldChild[];
 }
 
+/** A root fold's place at the top level: its span and state. */
+export interface RootSpan {
+	readonly id: FoldId;
+	readonly state: FoldState;
+	/** Positions, [start, end). */
+	readonly start: number;
+	readonly end: number;
+}
+
 export { foldIdOf } from "../fold-types.ts";
 
 /** Encoded kid -> fold index, for kids < 0. */

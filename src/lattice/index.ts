@@ -1,6 +1,6 @@
 // The in-memory fold lattice: folds over the active branch's context entries (SPEC sections 1-3).
-export { ENTRY_ROLES, type EntryRole, type LatticeEntry } from "./entries.ts";
-export type { FoldChild, FoldLeaf, FoldView, WindowItem } from "./fold.ts";
+export { ENTRY_ROLES, type EntryRole, type LatticeEntry, type ToolBatches } from "./entries.ts";
+export type { FoldChild, FoldLeaf, FoldView, RootSpan, WindowItem } from "./fold.ts";
 export { FoldLattice } from "./lattice.ts";
 export type { SavedFold, SavedLattice } from "./load.ts";
 export type { BriefResult } from "./ops/briefs.ts";

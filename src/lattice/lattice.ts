@@ -3,8 +3,8 @@
 // nothing: an operation computes its change on a copy (validated by the Wasm core whenever the
 // fold set changes), and only a complete change is swapped in.
 import type { FoldId } from "../fold-types.ts";
-import { ContextIndex, type LatticeEntry } from "./entries.ts";
-import type { FoldLeaf, FoldView, WindowItem } from "./fold.ts";
+import { ContextIndex, type LatticeEntry, type ToolBatches } from "./entries.ts";
+import type { FoldLeaf, FoldView, RootSpan, WindowItem } from "./fold.ts";
 import { loadStructure, type SavedLattice, saveOf } from "./load.ts";
 import { type BriefResult, brief, setDeterministicBrief } from "./ops/briefs.ts";
 import type { Change, LatticeData } from "./ops/common.ts";
@@ -186,6 +186,23 @@ export class FoldLattice {
 	get(id: FoldId): FoldView | undefined {
 		const f = this.#structure.byId.get(id);
 		return f && viewOf(f, this.#structure, this.#ctx);
+	}
+
+	/**
+	 * The root folds that end after position `from`, in transcript order: their spans and states
+	 * only (no FoldView with its children is built), for callers that read the top level often.
+	 */
+	rootSpans(from = 0): RootSpan[] {
+		const out: RootSpan[] = [];
+		for (const f of this.#structure.folds) {
+			if (f.parent === -1 && f.end > from) out.push({ id: f.id, state: f.state, start: f.start, end: f.end });
+		}
+		return out;
+	}
+
+	/** The context's tool batches (read-only; the index of the entries the lattice has now). */
+	get tools(): ToolBatches {
+		return this.#ctx;
 	}
 
 	/** Every fold, in pre-order (transcript order, outer before inner). */

@@ -12,7 +12,7 @@ import type { JournalOp } from "../session/journal.ts";
 import {
 	type Arithmetic,
 	arithmeticOf,
-	EntryTokens,
+	type EntryTokens,
 	type MarkEstimate,
 	markEstimates,
 	windowCosts,
@@ -66,7 +66,7 @@ export class FoldActions {
 	constructor(rt: FoldRuntime, appendRecord: (op: JournalOp) => void) {
 		this.#rt = rt;
 		this.#appendRecord = appendRecord;
-		this.#tokens = new EntryTokens(rt.core);
+		this.#tokens = rt.entryTokens;
 	}
 
 	#open(): Done<{ open: Readonly<Open> }> {
@@ -105,7 +105,14 @@ export class FoldActions {
 		const costs = windowCosts(lattice, o.open.context, this.#tokens);
 		const marks = markEstimates(lattice, o.open.context, this.#tokens, ratio, costs);
 		const measured = this.#rt.occupancy?.tokens;
-		const occupancy = measured ?? Math.ceil(costs.total * ratio);
+		// The measurement is the window as the last boundary saw it: add what edits applied at that
+		// boundary and edits staged since will change, so an expand counts the ones before it.
+		const staged =
+			lattice === o.open.lattice ? 0 : costs.total - windowCosts(o.open.lattice, o.open.context, this.#tokens).total;
+		const occupancy =
+			measured === undefined
+				? Math.ceil(costs.total * ratio)
+				: measured + Math.ceil(this.#rt.unmeasuredTokens * ratio) + Math.ceil(staged * ratio);
 		const pinIds = lattice.pins();
 		const pinned = new Set(pinIds);
 		let pinTokens = 0;
@@ -129,7 +136,7 @@ export class FoldActions {
 	/** A fold's exact, verified source as text (a slice of it); never edits the window. */
 	peek(
 		id: unknown,
-		opts: { offset?: number; bytes?: number; ephemeral?: boolean; toolCallId?: string },
+		opts: { offset?: number; bytes?: number; ephemeral?: boolean; toolCallId?: string; ctx?: ExtensionContext },
 	): Done<PeekAnswer> {
 		const o = this.#open();
 		if (!o.ok) return o;
@@ -143,6 +150,18 @@ export class FoldActions {
 		const total = new TextEncoder().encode(text).length;
 		if (offset > total) return fail(`offset ${offset} is past the end of fold ${f.fold.id}'s text (${total} bytes)`);
 		const slice = sliceUtf8(text, offset, Math.min(opts.bytes ?? PEEK_DEFAULT_BYTES, PEEK_MAX_BYTES));
+		if (opts.ephemeral === false && opts.ctx) {
+			// The result will be pinned: it must fit under the same cap as any pin.
+			const over = this.overview(opts.ctx);
+			if (!over.ok) return over;
+			const pins = over.overview.pins;
+			const adding = Math.ceil(this.#tokens.brief(slice.text) * this.#ratio(opts.ctx));
+			if (pins.tokens + adding > pins.cap) {
+				return fail(
+					`ephemeral: false would pin this peek's result (~${adding} tokens) on top of ~${pins.tokens} pinned, over the cap of ${pins.cap}: peek a smaller slice (bytes) or let it fold (ephemeral true)`,
+				);
+			}
+		}
 		if (opts.toolCallId) this.#rt.followPeek({ toolCallId: opts.toolCallId, ephemeral: opts.ephemeral ?? true });
 		return {
 			ok: true,
@@ -158,7 +177,7 @@ export class FoldActions {
 	 * Run an op that leaves the window as it is: on a copy, then (only if whole) record it durably
 	 * and swap the copy in. With window edits staged, the op must also hold after them.
 	 */
-	#durable<T>(op: JournalOp, run: (work: FoldLattice) => Done<T>): Done<T> {
+	#durable<T>(op: JournalOp | readonly JournalOp[], run: (work: FoldLattice) => Done<T>): Done<T> {
 		const o = this.#open();
 		if (!o.ok) return o;
 		const work = o.open.lattice.clone();
@@ -170,7 +189,7 @@ export class FoldActions {
 			if (!check.ok)
 				return fail(`${check.reason} (after the staged ${this.#rt.staged.map((s) => `${s.op} ${s.id}`).join(", ")})`);
 		}
-		this.#appendRecord(op);
+		for (const each of Array.isArray(op) ? op : [op]) this.#appendRecord(each);
 		this.#rt.adopt(work);
 		return r;
 	}
@@ -202,26 +221,45 @@ export class FoldActions {
 		if (!f.ok) return f;
 		if (f.fold.state !== "pending")
 			return fail(`fold ${f.fold.id} is ${f.fold.state}, not a pending mark: nothing to withdraw`);
-		return this.#durable({ v: 1, op: "unmark", id: f.fold.id }, (work) => {
+		const done = this.#durable({ v: 1, op: "unmark", id: f.fold.id }, (work) => {
 			const r = work.unmark(f.fold.id);
 			return r.ok ? { ok: true, fold: f.fold } : fail(r.reason);
 		});
+		if (done.ok) this.#rt.withdraw(o.open.lattice.entries.slice(f.fold.start, f.fold.end).map((e) => e.id));
+		return done;
 	}
 
-	/** Entry ids named directly, or the entries of a pending mark / raw span named by fold id. */
-	#entryIds(lattice: FoldLattice, ids: readonly string[]): Done<{ entryIds: string[] }> {
+	/**
+	 * Entry ids named directly, or by a pending mark's id (its entries, and the mark to withdraw so
+	 * they can stay raw). A standing fold's entries are folded: pins hold raw entries only.
+	 */
+	#entryIds(lattice: FoldLattice, ids: readonly string[]): Done<{ entryIds: string[]; marks: FoldId[] }> {
 		const out: string[] = [];
+		const marks: FoldId[] = [];
+		const seen = new Set<string>();
 		for (const id of ids) {
-			if (isFoldId(id) && lattice.get(id)) {
-				const leaves = lattice.leavesOf(id) ?? [];
-				out.push(...leaves.map((l) => l.entryId));
+			if (seen.has(id)) return fail(`${JSON.stringify(id)} is listed twice`);
+			seen.add(id);
+			const fold = isFoldId(id) ? lattice.get(id) : undefined;
+			if (fold) {
+				if (fold.state !== "pending") {
+					return fail(
+						`fold ${fold.id} is ${fold.state}: its entries are folded, and only raw entries can be pinned (name a pending mark to withdraw it and pin its span)`,
+					);
+				}
+				marks.push(fold.id);
+				out.push(...(lattice.leavesOf(fold.id) ?? []).map((l) => l.entryId));
 			} else if (lattice.entries.some((e) => e.id === id)) out.push(id);
 			else return fail(`${JSON.stringify(id)} is neither a fold id nor an entry id of this session's context`);
 		}
-		return { ok: true, entryIds: [...new Set(out)] };
+		return { ok: true, entryIds: [...new Set(out)], marks };
 	}
 
-	pin(ids: readonly string[], ctx: ExtensionContext): Done<{ entryIds: string[]; pinnedTokens: number; cap: number }> {
+	/** Hold entries raw through every commit. A pending mark named by id is withdrawn first, in the same step. */
+	pin(
+		ids: readonly string[],
+		ctx: ExtensionContext,
+	): Done<{ entryIds: string[]; pinnedTokens: number; cap: number; withdrawn: FoldId[] }> {
 		const o = this.#open();
 		if (!o.ok) return o;
 		const named = this.#entryIds(o.open.lattice, ids);
@@ -239,15 +277,31 @@ export class FoldActions {
 				`pinning ${named.entryIds.length} entries (~${after - over.overview.pins.tokens} tokens) would hold ~${after} tokens pinned, over the cap of ${cap} (${PINNED_SHARE_OF_MIN_TARGET} x minTarget of the budget): unpin something first`,
 			);
 		}
-		return this.#durable({ v: 1, op: "pin", entryIds: named.entryIds }, (work) => {
+		const ops: JournalOp[] = [
+			...named.marks.map((id): JournalOp => ({ v: 1, op: "unmark", id })),
+			{ v: 1, op: "pin", entryIds: named.entryIds },
+		];
+		return this.#durable(ops, (work) => {
+			for (const id of named.marks) {
+				const u = work.unmark(id);
+				if (!u.ok) return fail(u.reason);
+			}
 			const r = work.pin(named.entryIds);
-			return r.ok ? { ok: true, entryIds: r.entryIds, pinnedTokens: after, cap } : fail(r.reason);
+			return r.ok
+				? { ok: true, entryIds: r.entryIds, pinnedTokens: after, cap, withdrawn: named.marks }
+				: fail(r.reason);
 		});
 	}
 
 	unpin(ids: readonly string[]): Done<{ entryIds: string[] }> {
 		const o = this.#open();
 		if (!o.ok) return o;
+		const folds = ids.filter((id) => isFoldId(id) && o.open.lattice.get(id));
+		if (folds.length > 0) {
+			return fail(
+				`${folds.join(", ")} ${folds.length === 1 ? "is a fold id" : "are fold ids"}: a pinned entry is never inside a fold; unpin takes the entry ids status lists under pins`,
+			);
+		}
 		const named = this.#entryIds(o.open.lattice, ids);
 		if (!named.ok) return named;
 		return this.#durable({ v: 1, op: "unpin", entryIds: named.entryIds }, (work) => {
@@ -375,5 +429,53 @@ export class FoldActions {
 		}
 		this.#rt.requestFold(new Set([target.id]));
 		return { ok: true, marks: [target.id], refolds: [] };
+	}
+
+	/**
+	 * A person's mark (the fold editor's `m`): [from, to] becomes one pending mark, a "chapter" when
+	 * it holds a user message, else a "tool-batch"; with a typed brief, that brief (kept verbatim).
+	 * Recorded as a mark record and a brief record, in one step. `check` only validates: nothing is recorded.
+	 */
+	mark(
+		fromEntryId: unknown,
+		toEntryId: unknown,
+		brief?: unknown,
+		opts: { check?: boolean } = {},
+	): Done<{ fold: FoldView }> {
+		if (brief !== undefined) {
+			if (typeof brief !== "string" || brief.trim() === "") return fail("a typed brief must be a non-empty string");
+			if ([...brief].length > BRIEF_MAX_CHARS) {
+				return fail(`the brief has ${[...brief].length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
+			}
+		}
+		const o = this.#open();
+		if (!o.ok) return o;
+		if (typeof fromEntryId !== "string" || typeof toEntryId !== "string")
+			return fail("mark needs two entry ids (from and to)");
+		const from = fromEntryId;
+		const to = toEntryId;
+		const entries = o.open.lattice.entries;
+		const first = entries.findIndex((x) => x.id === from);
+		const last = entries.findIndex((x) => x.id === to);
+		const holdsUser = first >= 0 && entries.slice(first, last + 1).some((x) => x.role === "user");
+		const kind = holdsUser ? "chapter" : "tool-batch";
+		const trial = o.open.lattice.clone();
+		const tried = trial.mark(from, to, kind);
+		if (!tried.ok) return fail(tried.reason);
+		if (opts.check) {
+			// As the real mark is checked: also after the staged window edits.
+			const staged = this.#rt.stagedLattice();
+			const after = staged && staged !== o.open.lattice ? staged.clone().mark(from, to, kind) : tried;
+			return after.ok ? { ok: true, fold: trial.get(tried.id) as FoldView } : fail(after.reason);
+		}
+		// Mark and brief land together or not at all.
+		const ops: JournalOp[] = [{ v: 1, op: "mark", id: tried.id, kind, from, to }];
+		if (brief !== undefined) ops.push({ v: 1, op: "brief", id: tried.id, text: brief });
+		return this.#durable(ops, (work) => {
+			const r = work.mark(from, to, kind);
+			if (!r.ok) return fail(r.reason);
+			const b = brief === undefined ? r : work.brief(r.id, brief);
+			return b.ok ? { ok: true, fold: work.get(r.id) as FoldView } : fail(b.reason);
+		});
 	}
 }

@@ -176,25 +176,40 @@ export function expandDrafts(foldId: FoldId, lattice: FoldSource, context: Draft
 
 // ---- validation against the current projection ----
 
-/** Tool-call pairing problems of a model window: calls without results, results without calls. */
-export function pairingProblems(messages: readonly AgentMessage[]): string[] {
-	const problems: string[] = [];
+/** One tool-pairing problem: `key` names the call (stable when other messages come or go). */
+interface PairingIssue {
+	key: string;
+	text: string;
+}
+
+function pairingIssues(messages: readonly AgentMessage[]): PairingIssue[] {
+	const issues: PairingIssue[] = [];
 	let open = new Set<string>();
+	const unanswered = (where: string) => {
+		for (const id of open) issues.push({ key: `unanswered ${id}`, text: `${where}: call ${id} is unanswered` });
+	};
 	messages.forEach((m, i) => {
 		if (m.role === "toolResult") {
-			if (!open.delete(m.toolCallId)) problems.push(`#${i}: result ${m.toolCallId} without its call`);
+			if (!open.delete(m.toolCallId)) {
+				issues.push({ key: `orphan ${m.toolCallId}`, text: `#${i}: result ${m.toolCallId} without its call` });
+			}
 			return;
 		}
 		// Pi's system messages (prompt, mid-run patches) are lifted out of the turn order by every adapter.
 		if ((m.role as string) === "system") return;
-		if (open.size > 0) problems.push(`#${i}: ${m.role} message while calls ${[...open].join(",")} are unanswered`);
+		unanswered(`#${i} (${m.role})`);
 		open = new Set();
 		if (m.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error") {
 			for (const b of m.content) if (b.type === "toolCall") open.add(b.id);
 		}
 	});
-	if (open.size > 0) problems.push(`end: calls ${[...open].join(",")} are unanswered`);
-	return problems;
+	unanswered("end");
+	return issues;
+}
+
+/** Tool-call pairing problems of a model window: calls without results, results without calls. */
+export function pairingProblems(messages: readonly AgentMessage[]): string[] {
+	return pairingIssues(messages).map((p) => p.text);
 }
 
 /** A projected message with its content replaced, as Pi projects an edited entry (strings normalised). */
@@ -244,7 +259,12 @@ export function validateDrafts(
 ): Outcome<{ messages: AgentMessage[] }> {
 	const applied = applyDrafts(drafts, projection);
 	if (!applied.ok) return { ok: false, reason: `drafts refused: ${applied.reason}` };
-	const problems = pairingProblems(applied.messages);
-	if (problems.length > 0) return { ok: false, reason: `drafts would break tool pairing: ${problems.join("; ")}` };
+	// Only what the drafts break counts: a window may already hold an unanswered call (a session
+	// cut by a crash or a compaction), which Pi repairs on send and no fold can fix or worsen.
+	const before = new Set(pairingIssues(projection.flatMap((pe) => pe.messages)).map((p) => p.key));
+	const problems = pairingIssues(applied.messages).filter((p) => !before.has(p.key));
+	if (problems.length > 0) {
+		return { ok: false, reason: `drafts would break tool pairing: ${problems.map((p) => p.text).join("; ")}` };
+	}
 	return applied;
 }

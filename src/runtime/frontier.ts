@@ -9,7 +9,7 @@
 // a tail below that waits for more units, unless nothing can ever join it on the right (a fold or
 // an entry that never folds), in which case it is absorbed by its neighbour.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import type { FoldLattice, FoldView, MarkRequest } from "../lattice/index.ts";
+import type { FoldLattice, LatticeEntry, MarkRequest, RootSpan, ToolBatches } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import { DEFAULT_THRESHOLDS } from "./thresholds.ts";
 
@@ -38,53 +38,70 @@ export const DEFAULT_FRONTIER_SETTINGS: Readonly<FrontierSettings> = Object.free
 type Item =
 	| { type: "ready"; start: number; end: number; batch: boolean }
 	| { type: "wait" | "never"; start: number; end: number }
-	| { type: "fold"; start: number; end: number; fold: FoldView };
+	| { type: "fold"; start: number; end: number; fold: RootSpan };
 
-type Frontier = Pick<FoldLattice, "entries" | "folds" | "pins">;
+type Frontier = Pick<FoldLattice, "entries" | "rootSpans" | "pins" | "tools">;
 
 /**
- * [lo, hi] of the tool calls each position from `from` on shares a fold with, and whether a call or
- * result is missing. Only entries from `from` are read: the caller has shown none of them shares a
- * tool call id with an earlier entry (see FrontierCursor), so the groups are the same as a whole pass's.
+ * For each position in [from, n): [lo, hi] of the tool calls it shares a fold with, and whether a
+ * call or a result is missing, over the entries in [from, n) only (n: the entries the pass
+ * examines). The caller has shown that no entry from `from` on shares a tool call id with an
+ * earlier one (see FrontierCursor), so these are the groups a whole pass over [0, n) sees. They
+ * come from the lattice's index of tool batches, built once as the context grows: a position whose
+ * groups all lie before n and are complete reads it as it is; only one whose group reaches n or
+ * beyond (a result the model has not seen yet) or is open re-reads its groups, cut at n.
  */
-function toolClosure(context: ContextEntries, from: number) {
-	const n = context.entries.length;
-	const lo = new Int32Array(n);
-	const hi = new Int32Array(n);
-	for (let p = from; p < n; p++) {
-		lo[p] = p;
-		hi[p] = p;
-	}
-	const noResult = new Uint8Array(n);
-	const noCall = new Uint8Array(n);
-	const groups = new Map<string, { calls: number[]; results: number[] }>();
-	const group = (id: string) => {
-		let g = groups.get(id);
-		if (!g) {
-			g = { calls: [], results: [] };
-			groups.set(id, g);
-		}
-		return g;
+interface BatchFacts {
+	/** Indexed by position - from. */
+	lo: Int32Array;
+	hi: Int32Array;
+	noResult: Uint8Array;
+	noCall: Uint8Array;
+}
+
+function batchFacts(entries: readonly LatticeEntry[], tools: ToolBatches, from: number, n: number): BatchFacts {
+	const size = Math.max(0, n - from);
+	const facts: BatchFacts = {
+		lo: new Int32Array(size),
+		hi: new Int32Array(size),
+		noResult: new Uint8Array(size),
+		noCall: new Uint8Array(size),
 	};
 	for (let p = from; p < n; p++) {
-		const e = context.entries[p];
-		if (e.toolCallIds) for (const c of e.toolCallIds) group(c).calls.push(p);
-		if (e.toolCallId !== undefined) group(e.toolCallId).results.push(p);
-	}
-	for (const g of groups.values()) {
-		// Positions are pushed in order: the first call or result is the least, the last the greatest.
-		const a = Math.min(g.calls[0] ?? n, g.results[0] ?? n);
-		const b = Math.max(g.calls.at(-1) ?? -1, g.results.at(-1) ?? -1);
-		for (const members of [g.calls, g.results]) {
-			for (const p of members) {
-				if (a < lo[p]) lo[p] = a;
-				if (b > hi[p]) hi[p] = b;
-				if (g.results.length === 0) noResult[p] = 1;
-				if (g.calls.length === 0) noCall[p] = 1;
-			}
+		const i = p - from;
+		const hi = tools.toolHi(p);
+		if (hi < n && !tools.toolOpen(p)) {
+			facts.lo[i] = tools.toolLo(p);
+			facts.hi[i] = hi;
+			continue;
 		}
+		let lo = p;
+		let top = p;
+		const e = entries[p];
+		const group = (c: string) => {
+			let calls = 0;
+			let results = 0;
+			for (const q of tools.calls(c)) {
+				if (q < from || q >= n) continue;
+				calls++;
+				if (q < lo) lo = q;
+				if (q > top) top = q;
+			}
+			for (const q of tools.results(c)) {
+				if (q < from || q >= n) continue;
+				results++;
+				if (q < lo) lo = q;
+				if (q > top) top = q;
+			}
+			if (results === 0) facts.noResult[i] = 1;
+			if (calls === 0) facts.noCall[i] = 1;
+		};
+		if (e.toolCallIds) for (const c of e.toolCallIds) group(c);
+		if (e.toolCallId !== undefined) group(e.toolCallId);
+		facts.lo[i] = lo;
+		facts.hi[i] = top;
 	}
-	return { lo, hi, noResult, noCall };
+	return facts;
 }
 
 /**
@@ -139,8 +156,9 @@ function validSettings(s: FrontierSettings): boolean {
 }
 
 /**
- * The top level of the context from `from` (an item boundary): root folds, and the raw entries
- * grouped into units. Undefined when a root straddles `from` (it is no boundary: the caller passes again whole).
+ * The top level of the context's first `n` entries from `from` (an item boundary): root folds, and
+ * the raw entries grouped into units. Undefined when a root straddles `from` (it is no boundary:
+ * the caller passes again whole).
  */
 function itemsOf(
 	context: ContextEntries,
@@ -148,34 +166,32 @@ function itemsOf(
 	settings: FrontierSettings,
 	pins: readonly string[],
 	from: number,
+	n: number,
 ): Item[] | undefined {
 	const { entries, sources } = context;
-	const n = entries.length;
-	const roots = new Map<number, FoldView>();
+	const roots = new Map<number, RootSpan>();
+	// Positions inside a fold: the roots cover exactly what all folds cover.
 	const covered = new Uint8Array(n);
-	for (const f of lattice.folds()) {
-		if (f.end <= from) continue;
+	for (const f of lattice.rootSpans(from)) {
 		if (f.start < from) return undefined;
-		if (f.parent === null) roots.set(f.start, f);
+		roots.set(f.start, f);
 		covered.fill(1, f.start, f.end);
 	}
 	const pinned = new Set(pins);
-	const { lo, hi, noResult, noCall } = toolClosure(context, from);
+	const facts = batchFacts(entries, lattice.tools, from, n);
+	const lo = (p: number) => facts.lo[p - from];
+	const hi = (p: number) => facts.hi[p - from];
+	const noResult = (p: number) => facts.noResult[p - from] === 1;
+	const noCall = (p: number) => facts.noCall[p - from] === 1;
 	// A never-folding entry: a system entry, a pin, a blacklisted tool's call or result, an orphan result.
 	const never = (p: number) =>
 		entries[p].role === "system" ||
 		pinned.has(entries[p].id) ||
-		noCall[p] === 1 ||
+		noCall(p) ||
 		(settings.blacklistAutoFoldTools.size > 0 &&
 			toolNames(sources[p]).some((t) => settings.blacklistAutoFoldTools.has(t)));
 	// Only positions from `from` are compared with it: a user entry before `from` readies none of them.
-	let lastUser = -1;
-	for (let p = n - 1; p >= from; p--) {
-		if (entries[p].role === "user") {
-			lastUser = p;
-			break;
-		}
-	}
+	const lastUser = lastUserIn(entries, from, n);
 
 	const items: Item[] = [];
 	for (let p = from; p < n; ) {
@@ -185,7 +201,7 @@ function itemsOf(
 			p = root.end;
 			continue;
 		}
-		const isTool = hi[p] !== p || lo[p] !== p || noResult[p] === 1 || noCall[p] === 1;
+		const isTool = hi(p) !== p || lo(p) !== p || noResult(p) || noCall(p);
 		if (!isTool) {
 			const type = never(p) ? "never" : p < lastUser ? "ready" : "wait";
 			items.push(type === "ready" ? { type, start: p, end: p + 1, batch: false } : { type, start: p, end: p + 1 });
@@ -193,14 +209,14 @@ function itemsOf(
 			continue;
 		}
 		// The batch: the smallest span holding every call and result its entries share.
-		let end = hi[p] + 1;
-		let broken = lo[p] < p;
+		let end = hi(p) + 1;
+		let broken = lo(p) < p;
 		let incomplete = false;
 		let blocked = false;
 		for (let q = p; q < end; q++) {
-			if (hi[q] + 1 > end) end = hi[q] + 1;
-			if (lo[q] < p || covered[q] === 1) broken = true;
-			if (noResult[q] === 1) incomplete = true;
+			if (hi(q) + 1 > end) end = hi(q) + 1;
+			if (lo(q) < p || covered[q] === 1) broken = true;
+			if (noResult(q)) incomplete = true;
 			if (never(q)) blocked = true;
 		}
 		end = Math.min(end, n);
@@ -211,11 +227,21 @@ function itemsOf(
 	return items;
 }
 
+/** The last user entry in [from, n), or -1. */
+function lastUserIn(entries: readonly LatticeEntry[], from: number, n: number): number {
+	for (let p = n - 1; p >= from; p--) if (entries[p].role === "user") return p;
+	return -1;
+}
+
 /**
- * Where the next pass may start. Every item before `from` is a fold or an entry that never folds,
- * none of them sharing a tool call with a later entry, and `from` is the start of the item just
- * before the first unit that is ready or waits: a ready unit (a tail below minFoldChars too) is
+ * Where the next pass may start. Every item before `from` is a fold, an entry that never folds or
+ * a unit that waits, none of them sharing a tool call with a later entry, and `from` is the start
+ * of the item just before the first ready unit: a ready unit (a tail below minFoldChars too) is
  * re-examined every pass, and its left neighbour decides what a closed tail may be absorbed into.
+ * A unit waits for one of two things, both seen from `from` on: the results of an incomplete batch
+ * (they answer a tool call id of `toolIds`, so the pass goes whole), or a user entry after an open
+ * chapter's entries (`waits` says some wait before `from`: any user entry from `from` on sends the
+ * pass whole; none can have been there when they were passed, or they would not have waited).
  *
  * What it relies on, checked here: the pins and the blacklist it was decided under (a pin or a
  * blacklist change resets it), and no entry at or after `from` answering or repeating a tool call
@@ -228,25 +254,28 @@ export interface FrontierCursor {
 	from: number;
 	/** Tool call ids of the entries before `from` (calls and results). */
 	toolIds: Set<string>;
+	/** Whether an item before `from` waits for a user entry (see above). */
+	waits: boolean;
 	/** The pins and blacklist `from` was decided under. */
 	pins: string | undefined;
 	blacklist: ReadonlySet<string> | undefined;
 }
 
 export function frontierCursor(): FrontierCursor {
-	return { from: 0, toolIds: new Set(), pins: undefined, blacklist: undefined };
+	return { from: 0, toolIds: new Set(), waits: false, pins: undefined, blacklist: undefined };
 }
 
 function resetCursor(cursor: FrontierCursor): void {
 	cursor.from = 0;
 	cursor.toolIds.clear();
+	cursor.waits = false;
 }
 
-/** Whether an entry from `from` on shares a tool call id with one before it (the groups then span it). */
-function crossesCursor(context: ContextEntries, cursor: FrontierCursor): boolean {
+/** Whether an entry in [from, n) shares a tool call id with one before it (the groups then span it). */
+function crossesCursor(context: ContextEntries, cursor: FrontierCursor, n: number): boolean {
 	if (cursor.toolIds.size === 0) return false;
 	const { entries } = context;
-	for (let p = cursor.from; p < entries.length; p++) {
+	for (let p = cursor.from; p < n; p++) {
 		const e = entries[p];
 		if (e.toolCallId !== undefined && cursor.toolIds.has(e.toolCallId)) return true;
 		if (e.toolCallIds?.some((c) => cursor.toolIds.has(c))) return true;
@@ -254,11 +283,13 @@ function crossesCursor(context: ContextEntries, cursor: FrontierCursor): boolean
 	return false;
 }
 
-/** Move the cursor to the start of the item before the first ready or waiting unit. */
+/** Move the cursor to the start of the item before the first ready unit. */
 function advanceCursor(context: ContextEntries, cursor: FrontierCursor, items: readonly Item[]): void {
 	if (items.length === 0) return;
-	const k = items.findIndex((item) => item.type === "ready" || item.type === "wait");
-	const to = k < 0 ? (items.at(-1) as Item).start : items[Math.max(0, k - 1)].start;
+	const k = items.findIndex((item) => item.type === "ready");
+	const at = k < 0 ? items.length - 1 : Math.max(0, k - 1);
+	const to = items[at].start;
+	for (let j = 0; j < at; j++) if (items[j].type === "wait") cursor.waits = true;
 	for (let p = cursor.from; p < to; p++) {
 		const e = context.entries[p];
 		if (e.toolCallId !== undefined) cursor.toolIds.add(e.toolCallId);
@@ -268,28 +299,31 @@ function advanceCursor(context: ContextEntries, cursor: FrontierCursor, items: r
 }
 
 /**
- * Pending marks for the completed units, stalest first, at most `maxCutsPerPass`. Every request
- * is one `lattice.markMany` accepts; a pass right after marking them proposes nothing new. Never
- * throws: bad settings or a lattice over other entries give no proposals. With a `cursor` (see
- * FrontierCursor) only the entries from its position are examined, and it is moved on; the
- * proposals are those of a whole pass.
+ * Pending marks for the completed units among the context's first `seen` entries (all by
+ * default), stalest first, at most `maxCutsPerPass`. Every request is one `lattice.markMany`
+ * accepts; a pass right after marking them proposes nothing new. Never throws: bad settings or a
+ * lattice over other entries give no proposals. With a `cursor` (see FrontierCursor) only the
+ * entries from its position are examined, and it is moved on; the proposals are those of a whole pass.
  */
 export function proposeMarks(
 	context: ContextEntries,
 	lattice: Frontier,
 	settings: FrontierSettings = DEFAULT_FRONTIER_SETTINGS,
 	cursor?: FrontierCursor,
+	seen: number = context.entries.length,
 ): MarkRequest[] {
 	try {
 		if (!validSettings(settings)) return [];
+		if (!Number.isSafeInteger(seen) || seen < 0 || seen > context.entries.length) return [];
 		const pins = lattice.pins();
 		if (cursor) {
 			const key = pins.join("\n");
 			if (
 				cursor.pins !== key ||
 				cursor.blacklist !== settings.blacklistAutoFoldTools ||
-				cursor.from > context.entries.length ||
-				crossesCursor(context, cursor)
+				cursor.from > seen ||
+				crossesCursor(context, cursor, seen) ||
+				(cursor.waits && lastUserIn(context.entries, cursor.from, seen) >= 0)
 			) {
 				resetCursor(cursor);
 			}
@@ -298,15 +332,15 @@ export function proposeMarks(
 		}
 		const from = cursor?.from ?? 0;
 		if (!aligned(context, lattice, from)) return [];
-		let items = itemsOf(context, lattice, settings, pins, from);
+		let items = itemsOf(context, lattice, settings, pins, from, seen);
 		if (!items && cursor) {
 			resetCursor(cursor);
 			if (!aligned(context, lattice, 0)) return [];
-			items = itemsOf(context, lattice, settings, pins, 0);
+			items = itemsOf(context, lattice, settings, pins, 0, seen);
 		}
 		if (!items) return [];
 		if (cursor) advanceCursor(context, cursor, items);
-		return propose(context, settings, items);
+		return propose(context, settings, items, seen);
 	} catch {
 		if (cursor) resetCursor(cursor);
 		return [];
@@ -319,12 +353,18 @@ interface Cut {
 	batchesOnly: boolean;
 }
 
-function propose(context: ContextEntries, settings: FrontierSettings, items: readonly Item[]): MarkRequest[] {
+function propose(
+	context: ContextEntries,
+	settings: FrontierSettings,
+	items: readonly Item[],
+	n: number,
+): MarkRequest[] {
 	const { entries } = context;
-	// Byte sums from the first item on (the ones before it are never read).
+	// Byte sums of the first n entries from the first item on (the ones before it are never read).
+	// A span reaching past n (a root beyond what the pass examines) has no sum and is never cut.
 	const base = items[0]?.start ?? 0;
-	const prefix = new Float64Array(entries.length - base + 1);
-	for (let p = base; p < entries.length; p++) prefix[p - base + 1] = prefix[p - base] + entries[p].bytes;
+	const prefix = new Float64Array(n - base + 1);
+	for (let p = base; p < n; p++) prefix[p - base + 1] = prefix[p - base] + entries[p].bytes;
 	const bytes = (s: number, e: number) => prefix[e - base] - prefix[s - base];
 	const min = settings.minFoldChars;
 	const cuts: Cut[] = [];

@@ -1,5 +1,6 @@
-// Per-request instrumentation of the window (SPEC 2): every request Pi sends is digested message
-// by message and compared with the previous request. Between commits a request may only append;
+// Per-request instrumentation of the window (SPEC 2): every request Pi sends is compared with the
+// previous request message by message (by value, and by SHA-256 digest of each message's canonical
+// JSON where the values differ; see digestIncrementally). Between commits a request may only append;
 // a rewrite is fine when the runtime announced it (commit, expand, /fold, overflow recovery) and
 // a bug otherwise. Fed from Pi's `context` event, read-only. Also: aligning that event's messages
 // with the session entries that own them (REPORT.md §3), which messages alone cannot tell.
@@ -11,6 +12,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
 import { canonicalJson } from "./canonical-json.ts";
+import { NOT_PLAIN, plainCopy, samePlainValue } from "./plain-value.ts";
 
 /** The runtime's own, deliberate rewrites of the window. */
 export const REWRITE_REASONS = ["commit", "expand", "fold", "overflow"] as const;
@@ -56,58 +58,74 @@ export function digestMessages(core: PiFoldCore, messages: readonly unknown[]): 
 	return core.hashSpans(messages.map(canonicalJson));
 }
 
-/** One recorded request: per-message digests, and a private copy of each message they were taken of. */
-export interface Recorded {
-	digests: Uint8Array;
-	/** structuredClone of each message at the moment it was digested (undefined: it could not be cloned). */
-	snapshots: unknown[];
-}
-
 /**
- * Whether `a` and `b` are the same JSON-plain value: plain objects with the same own enumerable
- * keys (in any order) and equal values, arrays of equal items, identical primitives. Anything
- * else (a Date, a Map, a function, a class instance, NaN) answers false, so the caller falls back
- * to digesting. Equal here implies equal canonical JSON, since canonical JSON is a function of
- * exactly that value (keys sorted).
+ * One recorded request: a private copy of each message (plainCopy; NOT_PLAIN when it could not be
+ * copied), and each message's digest, taken when it is first needed. The copy is exactly the value
+ * the message had when recorded, so its canonical JSON, hence its digest, can be taken from the
+ * copy at any later time: a message appended at the end is not serialized or hashed until
+ * something asks for its digest (a later request that changed it, or status). A message without a
+ * copy is digested at once, from the message itself.
  */
-export function samePlainValue(a: unknown, b: unknown): boolean {
-	if (a === b) return true;
-	if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-	if (Array.isArray(a)) {
-		if (!Array.isArray(b) || a.length !== b.length) return false;
-		for (let i = 0; i < a.length; i++) if (!samePlainValue(a[i], b[i])) return false;
-		return true;
-	}
-	if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false;
-	const keys = Object.keys(a);
-	if (keys.length !== Object.keys(b).length) return false;
-	for (const k of keys) {
-		if (!Object.hasOwn(b, k) || !samePlainValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) {
-			return false;
-		}
-	}
-	return true;
-}
+export class Recorded {
+	readonly snapshots: readonly unknown[];
+	/** Digest i at bytes [32i, 32i + 32), valid where known[i] is 1. */
+	readonly #digests: Uint8Array;
+	readonly #known: Uint8Array;
 
-function isPlainObject(x: object): boolean {
-	const proto = Object.getPrototypeOf(x);
-	return proto === Object.prototype || proto === null;
+	constructor(snapshots: readonly unknown[], digests: Uint8Array, known: Uint8Array) {
+		this.snapshots = snapshots;
+		this.#digests = digests;
+		this.#known = known;
+	}
+
+	get count(): number {
+		return this.snapshots.length;
+	}
+
+	/** Whether digest i has been taken (a deferred one is taken by digest or digests). */
+	known(i: number): boolean {
+		return this.#known[i] === 1;
+	}
+
+	/** Digest i (32 bytes, a view: do not change it), taken now if it was deferred. */
+	digest(core: PiFoldCore, i: number): Uint8Array {
+		if (this.#known[i] !== 1) this.#take(core, [i]);
+		return this.#digests.subarray(i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+	}
+
+	/** Every digest, packed (a copy), the deferred ones taken now in one batch. */
+	digests(core: PiFoldCore): Uint8Array {
+		const missing: number[] = [];
+		for (let i = 0; i < this.count; i++) if (this.#known[i] !== 1) missing.push(i);
+		if (missing.length > 0) this.#take(core, missing);
+		return this.#digests.slice();
+	}
+
+	#take(core: PiFoldCore, indices: readonly number[]): void {
+		const hashed = core.hashSpans(indices.map((i) => canonicalJson(this.snapshots[i])));
+		indices.forEach((i, k) => {
+			this.#digests.set(hashed.subarray(k * DIGEST_BYTES, (k + 1) * DIGEST_BYTES), i * DIGEST_BYTES);
+			this.#known[i] = 1;
+		});
+	}
 }
 
 /**
- * Digest a request incrementally against the previous one. Message i keeps the previous digest i
- * when it is the same plain value as the private copy kept of the previous request's message i
- * (samePlainValue); every other message (an appended one, one that differs in any way) is
- * digested from its canonical JSON as before. Why that proves what digesting everything proves:
- * - the copy is structuredClone'd when its digest is taken and never leaves this module, so it is
- *   exactly the value that digest was taken of (Pi hands over fresh clones on every request, so
- *   comparing Pi's objects by identity would prove nothing; nothing here does);
+ * Record a request incrementally against the previous one. Message i keeps the previous copy
+ * (and digest) i when it is the same plain value as that copy (samePlainValue); every other
+ * message gets a copy of its own and, when needed, its digest from its canonical JSON. Why that
+ * proves what digesting everything proves:
+ * - the copy (plainCopy: a deep copy of a JSON-plain value, or none for anything else) is taken
+ *   when the message is recorded and never leaves this module, so it is exactly the value the
+ *   digest is of (Pi hands over fresh clones on every request, so comparing Pi's objects by
+ *   identity would prove nothing; nothing here does);
  * - the same plain value has the same canonical JSON, hence the same digest;
  * - a changed byte anywhere (deep in a tool result, a nested detail) makes the values differ, so
  *   that message is digested afresh: a key order change alone still gives the same digest
  *   (canonical JSON), any other change a different one.
  * The prefix is still compared in full on every request, but by walking it and comparing strings
- * (memcmp), with no serializing and no hashing: those are paid for the new messages only.
+ * (memcmp), with no serializing and no hashing; a message appended at the end is serialized and
+ * hashed only when its digest is asked for (Recorded).
  */
 export function digestIncrementally(
 	core: PiFoldCore,
@@ -117,36 +135,34 @@ export function digestIncrementally(
 	const n = messages.length;
 	const snapshots = new Array<unknown>(n);
 	const digests = new Uint8Array(n * DIGEST_BYTES);
+	const known = new Uint8Array(n);
 	const fresh: number[] = [];
 	const texts: string[] = [];
 	for (let i = 0; i < n; i++) {
 		const m = messages[i];
-		const kept = previous && i < previous.snapshots.length ? previous.snapshots[i] : undefined;
-		if (kept !== undefined && samePlainValue(m, kept)) {
+		const kept = previous && i < previous.count ? previous.snapshots[i] : NOT_PLAIN;
+		if (kept !== NOT_PLAIN && samePlainValue(m, kept)) {
 			snapshots[i] = kept;
-			digests.set(previous!.digests.subarray(i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES), i * DIGEST_BYTES);
+			if (previous?.known(i)) {
+				digests.set(previous.digest(core, i), i * DIGEST_BYTES);
+				known[i] = 1;
+			}
 			continue;
 		}
-		texts.push(canonicalJson(m)); // first: it throws on what cannot be digested (a BigInt, a cycle)
+		const copy = plainCopy(m);
+		snapshots[i] = copy;
+		if (copy !== NOT_PLAIN) continue; // its digest is taken from the copy when asked for
+		texts.push(canonicalJson(m)); // it throws on what cannot be digested (a BigInt, a cycle)
 		fresh.push(i);
-		snapshots[i] = snapshotOf(m);
 	}
 	if (texts.length > 0) {
 		const hashed = core.hashSpans(texts);
 		fresh.forEach((i, k) => {
 			digests.set(hashed.subarray(k * DIGEST_BYTES, (k + 1) * DIGEST_BYTES), i * DIGEST_BYTES);
+			known[i] = 1;
 		});
 	}
-	return { digests, snapshots };
-}
-
-/** A private copy, or undefined when the value cannot be cloned (that message is then always digested). */
-function snapshotOf(m: unknown): unknown {
-	try {
-		return structuredClone(m);
-	} catch {
-		return undefined;
-	}
+	return new Recorded(snapshots, digests, known);
 }
 
 /**
@@ -163,6 +179,23 @@ export function firstChangedIndex(previous: Uint8Array, next: Uint8Array): numbe
 		}
 	}
 	return prevCount <= nextCount ? -1 : common; // a shorter request removed messages
+}
+
+/**
+ * firstChangedIndex of two recorded requests, taking only the digests it must compare: a message
+ * that kept the previous copy has the previous digest (the same value), so only the others are
+ * compared by digest, up to the first that differs.
+ */
+export function firstChangedRecorded(core: PiFoldCore, previous: Recorded, next: Recorded): number {
+	const common = Math.min(previous.count, next.count);
+	for (let i = 0; i < common; i++) {
+		const kept = previous.snapshots[i];
+		if (kept !== NOT_PLAIN && next.snapshots[i] === kept) continue;
+		const a = previous.digest(core, i);
+		const b = next.digest(core, i);
+		for (let k = 0; k < DIGEST_BYTES; k++) if (a[k] !== b[k]) return i;
+	}
+	return previous.count <= next.count ? -1 : common; // a shorter request removed messages
 }
 
 const zeroReasons = (): Record<RewriteReason, number> => ({ commit: 0, expand: 0, fold: 0, overflow: 0 });
@@ -209,28 +242,28 @@ export class RewriteRecorder {
 	/** Record one request's messages (as the `context` event gives them). Never throws. */
 	record(messages: readonly unknown[]): RecordOutcome {
 		let recorded: Recorded;
+		let firstChanged: number | undefined;
 		try {
 			if (!Array.isArray(messages)) return { ok: false, reason: "the request's messages are not an array" };
 			recorded = digestIncrementally(this.#core, messages, this.#previous);
+			if (this.#previous) firstChanged = firstChangedRecorded(this.#core, this.#previous, recorded);
 		} catch (err) {
 			return { ok: false, reason: `cannot digest the request: ${err instanceof Error ? err.message : String(err)}` };
 		}
-		return this.#classify(recorded, messages.length);
+		return this.#classify(recorded, firstChanged, messages.length);
 	}
 
-	#classify(recorded: Recorded, count: number): RecordOutcome {
+	/** Count a recorded request; `firstChanged` is its departure from the previous one (none: a baseline). */
+	#classify(recorded: Recorded, firstChanged: number | undefined, count: number): RecordOutcome {
 		const c = this.#counters;
-		const previous = this.#previous?.digests;
-		const digests = recorded.digests;
 		const announced = this.#announced;
 		this.#previous = recorded;
 		this.#announced = undefined;
 		c.requests++;
-		if (!previous) {
+		if (firstChanged === undefined) {
 			c.baselines++;
 			return { ok: true, kind: "baseline", messages: count };
 		}
-		const firstChanged = firstChangedIndex(previous, digests);
 		if (firstChanged < 0) {
 			c.pureAppends++;
 			if (announced) c.lapsedAnnouncements++;
@@ -257,7 +290,7 @@ export class RewriteRecorder {
 
 	/** The last request's per-message digests, hex (for status). */
 	lastDigests(): string[] {
-		const d = this.#previous?.digests;
+		const d = this.#previous?.digests(this.#core);
 		if (!d) return [];
 		const out: string[] = [];
 		for (let i = 0; i < d.byteLength; i += DIGEST_BYTES) out.push(toHex(d, i, i + DIGEST_BYTES));

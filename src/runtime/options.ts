@@ -17,7 +17,27 @@ export interface RuntimeSettings {
 }
 
 const KNOWN = new Set(["thresholds", "providerInputBudget", "blacklistAutoFoldTools"]);
-const DELETED = new Set(["summarizer", "guidance", "surfacing", "freshTail", "toolActions"]);
+/**
+ * Options earlier pi-fold versions took, each with why it is gone. Refused by name (a host still
+ * passing one learns what replaced it); the settings file drops them when it migrates.
+ */
+export const DELETED_OPTIONS: ReadonlyMap<string, string> = new Map([
+	["summarizer", "briefs are deterministic or agent-supplied; pi-fold makes no model call"],
+	["summarizeContextSpan", "briefs are deterministic or agent-supplied; pi-fold makes no model call"],
+	["freshTail", "the frontier decides what stays raw: a commit stops at minTarget, so the newest work stays raw"],
+	[
+		"guidance",
+		"advisories ahead of a commit would rewrite the cached window; the only window text is the bounded receipt a commit appends",
+	],
+	[
+		"surfacing",
+		"a suggestion slate shown in one request and replaced in the next breaks the prompt cache; briefs, status and peek index the folds",
+	],
+	[
+		"toolActions",
+		"pi_fold_context has one fixed, validated action set; tools whose results stay raw are blacklistAutoFoldTools",
+	],
+]);
 
 export type SettingsResult = { ok: true; settings: RuntimeSettings } | { ok: false; problems: string[] };
 
@@ -29,7 +49,8 @@ export function parseOptions(input: unknown): SettingsResult {
 	const given = input as Record<string, unknown>;
 	const problems: string[] = [];
 	for (const key of Object.keys(given)) {
-		if (DELETED.has(key)) problems.push(`option ${key} was deleted: lossless folding has no use for it`);
+		const deleted = DELETED_OPTIONS.get(key);
+		if (deleted !== undefined) problems.push(`option ${key} was deleted: ${deleted}`);
 		else if (!KNOWN.has(key)) problems.push(`unknown option ${key} (known: ${[...KNOWN].join(", ")})`);
 	}
 	const thresholds = validateThresholds(given.thresholds);

@@ -21,6 +21,7 @@ import { type JournalOp, RECORD_TYPE } from "../session/journal.ts";
 import type { RecordIndex } from "../session/persist.ts";
 import { rebuildLattice } from "../session/rebuild.ts";
 import { FoldStore } from "../store/index.ts";
+import { EntryTokens, windowCosts } from "./arithmetic.ts";
 import { planCommit } from "./commit.ts";
 import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
 import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
@@ -182,9 +183,35 @@ export class FoldRuntime {
 		return this.#occupancy;
 	}
 
+	/**
+	 * Window tokens (uncalibrated) the last boundary's staged edits added, on the lattice they made:
+	 * that boundary measured the window before its own edits, so the measurement misses them until
+	 * the next boundary measures again. Carried over to copies that change no window (adopt).
+	 */
+	#unmeasured: { lattice: FoldLattice; tokens: number } | undefined;
+	#entryTokens: EntryTokens | undefined;
+
+	/** Token estimates of raw entries and briefs, cached per entry (shared with the actions). */
+	get entryTokens(): EntryTokens {
+		this.#entryTokens ??= new EntryTokens(this.core);
+		return this.#entryTokens;
+	}
+
+	/** What the last occupancy measurement missed of the open lattice's window (see #unmeasured). */
+	get unmeasuredTokens(): number {
+		const u = this.#unmeasured;
+		return u !== undefined && u.lattice === this.#open?.lattice ? u.tokens : 0;
+	}
+
+	/** Put `next` in place of the open lattice: a copy of it with changes that leave the window as it is. */
+	#replaceLattice(open: Open, next: FoldLattice): void {
+		if (this.#unmeasured?.lattice === open.lattice) this.#unmeasured.lattice = next;
+		open.lattice = next;
+	}
+
 	/** Swap in a lattice an action changed (a copy of the open one, with one more validated op). */
 	adopt(next: FoldLattice): void {
-		if (this.#open) this.#open.lattice = next;
+		if (this.#open) this.#replaceLattice(this.#open, next);
 	}
 
 	/** The lattice as the next boundary will make it: the open one plus the staged edits. */
@@ -202,6 +229,26 @@ export class FoldRuntime {
 
 	followPeek(peek: PeekFollowUp): void {
 		this.#peeks.push(peek);
+	}
+
+	/**
+	 * Entries of spans the agent or a person withdrew from folding (unmark, reboundary back to raw),
+	 * for the session they belong to. Not yet read by the frontier: it should treat these entries
+	 * as it treats pins (never cut them on its own), so only an explicit mark folds them again.
+	 */
+	#withdrawn: { sessionId: string; entryIds: Set<string> } | undefined;
+
+	withdraw(entryIds: readonly string[]): void {
+		const sessionId = this.#open?.sessionId;
+		if (sessionId === undefined) return;
+		if (this.#withdrawn?.sessionId !== sessionId) this.#withdrawn = { sessionId, entryIds: new Set() };
+		for (const id of entryIds) this.#withdrawn.entryIds.add(id);
+	}
+
+	/** The withdrawn entries of the open session (see withdraw). */
+	get withdrawn(): ReadonlySet<string> {
+		const w = this.#withdrawn;
+		return w !== undefined && w.sessionId === this.#open?.sessionId ? w.entryIds : new Set();
 	}
 
 	/** /fold: commit at the next boundary; `only` restricts it to those marks. */
@@ -318,7 +365,9 @@ export class FoldRuntime {
 		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
 		if (!budget.ok) return undefined;
 		const tokens = this.meter.calibration.apply(estimate, model);
-		const verdict = fenceVerdict(tokens, budget.budget, this.#open?.lattice.pending().length ?? 0);
+		// The pending marks are counted only for a request that is stopped (pending() builds views).
+		const over = fenceVerdict(tokens, budget.budget, 0);
+		const verdict = over && { ...over, pendingMarks: this.#open?.lattice.pending().length ?? 0 };
 		if (verdict) {
 			this.#fence.stopped++;
 			this.#fence.last = { ...verdict, message: fenceMessage(verdict) };
@@ -339,6 +388,7 @@ export class FoldRuntime {
 		this.#ingestEvidence(e.toolResults, ctx.sessionManager);
 		const open = this.sync(ctx.sessionManager);
 		if (!open) return [];
+		this.#unmeasured = undefined; // measured again below, from this boundary's preview
 		const edits = this.#stagedEdits(open, e.context.contextEntries);
 		const out: SessionBoundaryDraft[] = [
 			...edits,
@@ -425,6 +475,8 @@ export class FoldRuntime {
 		if (!batch) return [];
 		for (const p of batch.problems) this.problem("staged edits", p);
 		if (batch.ops.length === 0) return [];
+		const costs = (l: FoldLattice) => windowCosts(l, open.context, this.entryTokens).total;
+		this.#unmeasured = { lattice: batch.lattice, tokens: costs(batch.lattice) - costs(open.lattice) };
 		open.lattice = batch.lattice;
 		this.recorder.announce("expand");
 		return [...batch.drafts, ...batch.ops.map(record)];
@@ -462,7 +514,7 @@ export class FoldRuntime {
 				}
 				out.push(record({ v: 1, op: "pin", entryIds: span.ids }));
 			}
-			open.lattice = work;
+			this.#replaceLattice(open, work);
 		}
 		// A peek whose batch is not visible yet waits; one gone from the context (another branch) is dropped.
 		this.#peeks = waiting.filter((p) => open.context.entries.some((e) => e.toolCallIds?.includes(p.toolCallId)));
@@ -500,24 +552,20 @@ export class FoldRuntime {
 		let at = open.context.entries.length - 1;
 		while (at >= 0 && open.context.entries[at].id !== messageEntryId) at--;
 		const seen = at < 0 ? open.context.entries.length : at;
-		const context: ContextEntries = {
-			entries: open.context.entries.slice(0, seen),
-			sources: open.context.sources.slice(0, seen),
-			texts: open.context.texts.slice(0, seen),
-		};
-		const lattice = open.lattice;
+		const { context, lattice } = open;
 		if (this.#frontier?.lattice !== lattice) this.#frontier = { lattice, cursor: frontierCursor() };
-		const view = { entries: context.entries, folds: () => lattice.folds(), pins: () => lattice.pins() };
 		const settings = this.settings;
+		// The whole context and lattice, with the pass limited to the first `seen` entries (no copies).
 		const requests = proposeMarks(
 			context,
-			view,
+			lattice,
 			{
 				minFoldChars: settings.thresholds.minFoldChars,
 				maxCutsPerPass: DEFAULT_FRONTIER_SETTINGS.maxCutsPerPass,
 				blacklistAutoFoldTools: settings.blacklistAutoFoldTools,
 			},
 			this.#frontier.cursor,
+			seen,
 		);
 		if (requests.length === 0) return [];
 		const marked = lattice.markMany(requests);

@@ -5,7 +5,7 @@ import type { ToolCall, ToolEnv } from "./env.ts";
 import { reboundaryAction, unmarkAction } from "./marks.ts";
 import { peekAction } from "./peek.ts";
 import { pinAction, unpinAction } from "./pins.ts";
-import { type FoldToolResult, refuse } from "./result.ts";
+import { closeRefusal, type FoldToolResult, refuse } from "./result.ts";
 import { type ActionName, type FoldToolArgs, parseFoldArgs } from "./schema.ts";
 import { statusAction } from "./status.ts";
 import { windowEditAction } from "./window-edits.ts";
@@ -31,12 +31,21 @@ export async function runFoldAction(
 	call: ToolCall = { toolCallId: "" },
 ): Promise<FoldToolResult> {
 	const parsed = parseFoldArgs(raw);
-	if (!parsed.ok) return refuse(parsed.action, parsed.reason);
+	if (!parsed.ok) return closed(refuse(parsed.action, parsed.reason), env, call);
 	const { action } = parsed.args;
 	try {
-		return await HANDLERS[action](parsed.args, env, call);
+		return closed(await HANDLERS[action](parsed.args, env, call), env, call);
 	} catch (err) {
 		const reason = err instanceof Error ? err.message : String(err);
-		return refuse(action, `action ${JSON.stringify(action)} failed inside pi-fold: ${reason}`);
+		return closed(refuse(action, `action ${JSON.stringify(action)} failed inside pi-fold: ${reason}`), env, call);
+	}
+}
+
+/** Every answer ends with the arithmetic, refusals too; closing it must not fail the call either. */
+function closed(result: FoldToolResult, env: ToolEnv, call: ToolCall): FoldToolResult {
+	try {
+		return closeRefusal(result, env, call);
+	} catch {
+		return result;
 	}
 }

@@ -15,6 +15,7 @@ export function peekAction(args: FoldToolArgs, env: ToolEnv, call: ToolCall): Fo
 		...(args.bytes === undefined ? {} : { bytes: args.bytes }),
 		ephemeral,
 		toolCallId: call.toolCallId,
+		ctx,
 	});
 	if (!r.ok) return refuse("peek", r.reason);
 	const { fold, slice } = r;

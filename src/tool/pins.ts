@@ -8,12 +8,14 @@ export function pinAction(args: FoldToolArgs, env: ToolEnv, call: ToolCall): Fol
 	if (!ops.ok) return ops.refusal;
 	const r = ops.actions.pin(args.ids ?? [], ops.ctx);
 	if (!r.ok) return refuse("pin", r.reason);
+	const withdrawn =
+		r.withdrawn.length > 0 ? ` Pending mark ${r.withdrawn.join(", ")} withdrawn to keep its span raw.` : "";
 	return done(
 		"pin",
 		[
-			`Pinned ${r.entryIds.length} entries: they stay raw through every commit. Pinned now ~${r.pinnedTokens} of at most ${r.cap} tokens.`,
+			`Pinned ${r.entryIds.length} entries: they stay raw through every commit.${withdrawn} Pinned now ~${r.pinnedTokens} of at most ${r.cap} tokens.`,
 		],
-		{ entryIds: r.entryIds, pinnedTokens: r.pinnedTokens, cap: r.cap },
+		{ entryIds: r.entryIds, pinnedTokens: r.pinnedTokens, cap: r.cap, withdrawn: r.withdrawn },
 		ops.actions,
 		ops.ctx,
 	);

@@ -11,6 +11,7 @@ export interface RefusalDetails {
 	ok: false;
 	action: string | null;
 	refusal: string;
+	arithmetic?: Arithmetic;
 }
 
 /** Details of an action on folds: what it did, and the closing arithmetic. */
@@ -33,6 +34,23 @@ export function answer(text: string, details: FoldToolDetails, isError = false):
 /** A refusal arrives as an error tool result the model can read and correct. */
 export function refuse(action: string | null, reason: string): FoldToolResult {
 	return answer(`pi_fold_context refused: ${reason}`, { ok: false, action, refusal: reason }, true);
+}
+
+/**
+ * A refusal closed like every other answer, with the window arithmetic, when the runtime can tell
+ * it (a refused expand, for one, is best answered with what the window holds and must free).
+ */
+export function closeRefusal(result: FoldToolResult, env: ToolEnv, call: ToolCall): FoldToolResult {
+	const details = result.details;
+	if (!("refusal" in details) || details.arithmetic || !call.ctx) return result;
+	const over = env.actions?.()?.overview(call.ctx);
+	if (!over?.ok) return result;
+	const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+	return answer(
+		`${text}\n${arithmeticText(over.overview.arithmetic)}`,
+		{ ...details, arithmetic: over.overview.arithmetic },
+		true,
+	);
 }
 
 /** The runtime's operations and Pi's context, or the refusal saying why they are not there. */

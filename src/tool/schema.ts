@@ -82,7 +82,10 @@ function checkValue(key: Key, v: unknown): string | undefined {
 			if (!Array.isArray(v)) return `"ids" must be a list of ids, got ${describe(v)}`;
 			if (v.length === 0) return `"ids" is empty`;
 			if (v.length > MAX_IDS) return `"ids" has ${v.length} ids; at most ${MAX_IDS}`;
-			for (const [i, x] of v.entries()) if (!isId(x)) return `"ids"[${i}] is ${describe(x)}, not an id`;
+			for (const [i, x] of v.entries()) {
+				if (!isId(x)) return `"ids"[${i}] is ${describe(x)}, not an id`;
+				if (v.indexOf(x) !== i) return `"ids"[${i}] repeats ${describe(x)} (listed at ${v.indexOf(x)})`;
+			}
 			return undefined;
 		case "from":
 		case "to":

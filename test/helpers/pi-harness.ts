@@ -46,6 +46,8 @@ export interface PiEnv {
 	PI_OFFLINE: "1";
 	PI_SKIP_VERSION_CHECK: "1";
 	PI_TELEMETRY: "0";
+	/** pi-fold's settings file lives under it: a test never reads the real one. */
+	XDG_CONFIG_HOME: string;
 }
 
 /** Fresh temp HOME and agent dir plus the offline switches, for a child process or this one. */
@@ -57,6 +59,7 @@ export function piEnv(): PiEnv {
 		PI_OFFLINE: "1",
 		PI_SKIP_VERSION_CHECK: "1",
 		PI_TELEMETRY: "0",
+		XDG_CONFIG_HOME: join(root, "config"),
 	};
 	mkdirSync(env.HOME, { recursive: true });
 	mkdirSync(env.PI_CODING_AGENT_DIR, { recursive: true });

@@ -33,6 +33,8 @@ export interface WorkloadOptions {
 	summaryChars?: number;
 	/** The code base (default WORKLOAD_ROOT). */
 	root?: string;
+	/** Line counts a `read` call asks for, drawn uniformly in [min, max) (default 60-300). */
+	readLines?: { min: number; max: number };
 }
 
 export interface PlannedCall {
@@ -104,6 +106,11 @@ export function workloadPlan(stages: number, opts: WorkloadOptions = {}): StageP
 	const base = codeBase(opts.root ?? WORKLOAD_ROOT);
 	const next = rng(opts.seed ?? 1);
 	const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
+	const minLines = opts.readLines?.min ?? MIN_READ_LINES;
+	const maxLines = opts.readLines?.max ?? MAX_READ_LINES;
+	if (!(Number.isSafeInteger(minLines) && minLines > 0 && Number.isSafeInteger(maxLines) && maxLines > minLines)) {
+		throw new Error(`workload: readLines must be whole numbers with 0 < min < max, got ${minLines}-${maxLines}`);
+	}
 	const plans: StagePlan[] = [];
 	for (let stage = 0; stage < stages; stage++) {
 		const count = 2 + Math.floor(next() * 3);
@@ -113,7 +120,7 @@ export function workloadPlan(stages: number, opts: WorkloadOptions = {}): StageP
 			const roll = j === 0 ? 0 : next(); // every stage reads at least one file
 			const file = pick(base.files);
 			if (roll < 0.6) {
-				const limit = MIN_READ_LINES + Math.floor(next() * (MAX_READ_LINES - MIN_READ_LINES));
+				const limit = minLines + Math.floor(next() * (maxLines - minLines));
 				const offset = file.lines > limit ? 1 + Math.floor(next() * (file.lines - limit)) : undefined;
 				calls.push({ id, name: "read", args: { path: file.path, ...(offset ? { offset } : {}), limit } });
 			} else if (roll < 0.8) {

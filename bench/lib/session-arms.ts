@@ -1,0 +1,165 @@
+// One arm of the session benchmark: a real Pi AgentSession (faux provider, offline) runs the scripted
+// workload, then is asked for the planted values. Arm "pi-fold" registers pi-fold with default options;
+// arm "native" leaves Pi's own compaction in charge. Both get the same script, window and settings.
+//
+// Accounting is what the provider itself reports: the faux provider's stream is wrapped so every
+// request's final usage (input / cacheRead / cacheWrite from its common-prefix cache model, output) is
+// recorded as it completes — work requests, the recall phase and Pi's summary requests alike.
+import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai";
+import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index.ts";
+import { type RequestRecord, usageFromProvider } from "../../src/report/arm-report.ts";
+import { makeSession, type TestSession } from "../../test/helpers/pi-harness.ts";
+import {
+	isSummaryRequest,
+	WORKLOAD_PROMPT,
+	WORKLOAD_ROOT,
+	type WorkloadOptions,
+	workloadSteps,
+} from "../../test/helpers/workload.ts";
+import { type PlantedValue, plantOption, recallAgent, recallQuestion, type ValueReport } from "./recall-agent.ts";
+
+export type ArmName = "pi-fold" | "native";
+
+export interface ArmConfig {
+	stages: number;
+	seed: number;
+	contextWindow: number;
+	/** the model's maxTokens (pi-fold reserves it for output, capped) */
+	maxTokens?: number;
+	/** Pi settings for both arms (e.g. compaction) */
+	settings?: Record<string, unknown>;
+	values: readonly PlantedValue[];
+	summaryChars: number;
+	readLines?: WorkloadOptions["readLines"];
+	root?: string;
+	/** pi-fold's options in the pi-fold arm (default {}: the defaults) */
+	piFoldOptions?: PiFoldOptions;
+}
+
+/** What one request was, for the report: a workload stage, Pi's summary, or the recall phase. */
+export type RequestKind = "work" | "summary" | "recall";
+
+export interface ArmRun {
+	arm: ArmName;
+	records: (RequestRecord & { kind: RequestKind })[];
+	/** requests the harness captured (must equal records.length) */
+	captured: number;
+	wallMs: number;
+	values: ValueReport[];
+	/** pi_fold_context calls the recall agent made (status, head-only probes, peeks) */
+	recallCalls: { status: number; probes: number; peeks: number };
+	/** compaction entries Pi wrote on the branch */
+	compactions: number;
+	/** cross-checks from the session itself: its assistant messages' usage, in order, and the usage Pi put on its compaction entries */
+	sessionUsage: { answers: RequestRecord[]; compactions: RequestRecord[] };
+	fold?: {
+		budget: number | null;
+		commits: number;
+		rewrites: { attributed: number; unattributed: number; requests: number; pureAppends: number };
+		handlerMs: number[];
+		thresholdCancelled: number;
+		problems: string[];
+	};
+	extensionErrors: string[];
+}
+
+/** Wrap the faux provider's stream functions so each request's final usage is recorded in order. */
+function meterProvider(h: TestSession, into: ArmRun["records"], kindOf: (c: TranscriptContext) => RequestKind) {
+	const provider = h.faux.provider as unknown as Record<"stream" | "streamSimple", (...a: unknown[]) => unknown>;
+	for (const name of ["stream", "streamSimple"] as const) {
+		const original = provider[name];
+		provider[name] = (model: unknown, context: unknown, options: unknown) => {
+			const kind = kindOf(context as TranscriptContext);
+			const s = original(model, context, options) as { result(): Promise<AssistantMessage> };
+			// Pushed when the response completes; requests are sequential, so the order is the request order.
+			void s.result().then((m) => into.push({ ...usageFromProvider(m.usage), kind }));
+			return s;
+		};
+	}
+}
+
+export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
+	let fold: PiFold | undefined;
+	const extensions: ExtensionFactory[] =
+		arm === "pi-fold"
+			? [
+					(pi) => {
+						fold = registerPiFold(pi, cfg.piFoldOptions ?? {});
+					},
+				]
+			: [];
+	const root = cfg.root ?? WORKLOAD_ROOT;
+	const h = await makeSession({
+		cwd: root,
+		persist: true,
+		contextWindow: cfg.contextWindow,
+		maxTokens: cfg.maxTokens,
+		settings: cfg.settings,
+		extensions,
+	});
+	try {
+		const records: ArmRun["records"] = [];
+		let phase: "work" | "recall" = "work";
+		meterProvider(h, records, (c) => (isSummaryRequest(c) ? "summary" : phase));
+		const work = workloadSteps(cfg.stages, {
+			seed: cfg.seed,
+			plant: plantOption(cfg.values),
+			summaryChars: cfg.summaryChars,
+			readLines: cfg.readLines,
+			root,
+		});
+		h.script(work);
+		const t0 = performance.now();
+		await h.session.prompt(WORKLOAD_PROMPT);
+		// Summary requests in the recall phase get the workload's own answer (its step answers them first).
+		const agent = recallAgent({ values: cfg.values, foldTool: arm === "pi-fold", summary: work[0] });
+		phase = "recall";
+		h.script(agent.steps(64));
+		await h.session.prompt(recallQuestion(cfg.values));
+		const wallMs = performance.now() - t0;
+		await settled(records, h.captured.length);
+
+		const branch = h.session.sessionManager.getBranch();
+		const rt = fold?.runtime.get();
+		if (arm === "pi-fold" && !rt) throw new Error(`pi-fold arm: no runtime (${fold?.runtime.reason()})`);
+		const status = rt?.status();
+		const a = status?.rewrites.attributed;
+		return {
+			arm,
+			records,
+			captured: h.captured.length,
+			wallMs,
+			values: agent.report(),
+			recallCalls: agent.calls(),
+			compactions: branch.filter((e) => e.type === "compaction").length,
+			sessionUsage: {
+				answers: branch.flatMap((e) =>
+					e.type === "message" && e.message.role === "assistant" ? [usageFromProvider(e.message.usage)] : [],
+				),
+				compactions: branch.flatMap((e) => (e.type === "compaction" && e.usage ? [usageFromProvider(e.usage)] : [])),
+			},
+			fold: status && {
+				budget: status.budget?.ok ? status.budget.tokens : null,
+				commits: status.commits.length,
+				rewrites: {
+					attributed: a ? Object.values(a).reduce((n, k) => n + k, 0) : 0,
+					unattributed: status.rewrites.unattributed,
+					requests: status.rewrites.requests,
+					pureAppends: status.rewrites.pureAppends,
+				},
+				handlerMs: status.timing.handlerMs,
+				thresholdCancelled: status.compaction.thresholdCancelled,
+				problems: status.problems,
+			},
+			extensionErrors: h.extensionErrors.map((e) => `${e.event}: ${e.error}`),
+		};
+	} finally {
+		h.dispose();
+	}
+}
+
+/** The last response's usage is recorded on a promise callback: let it land before reading the records. */
+async function settled(records: readonly unknown[], expected: number): Promise<void> {
+	for (let i = 0; i < 50 && records.length < expected; i++) await new Promise((r) => setTimeout(r, 0));
+}

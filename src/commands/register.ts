@@ -1,0 +1,58 @@
+// The person's commands on folds (SPEC 7): /fold, /fold-status and /fold-editor. /fold-settings
+// registers itself (fold-settings.ts). Every handler answers through ctx.ui and never throws.
+import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import type { RuntimeHandle } from "../runtime/hooks.ts";
+import { openFoldEditor } from "../ui/fold-editor.ts";
+import { FOLD_COMMAND, foldCompletions, runFold } from "./fold.ts";
+import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
+
+export const FOLD_EDITOR_COMMAND = "fold-editor";
+
+/** Run a handler body; anything it throws becomes an error message, never an exception into Pi. */
+async function guarded(name: string, ctx: ExtensionCommandContext, body: () => Promise<void> | void): Promise<void> {
+	try {
+		await body();
+	} catch (err) {
+		try {
+			ctx.ui.notify(
+				`/${name} failed inside pi-fold, nothing changed: ${err instanceof Error ? err.message : String(err)}`,
+				"error",
+			);
+		} catch {
+			// No UI to tell: nothing more to do.
+		}
+	}
+}
+
+export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle): void {
+	pi.registerCommand(FOLD_COMMAND, {
+		description:
+			"Fold every staged mark at the next turn, or the named marks as one span (an expanded fold: refold it)",
+		getArgumentCompletions: foldCompletions(runtime),
+		handler: (args, ctx) =>
+			guarded(FOLD_COMMAND, ctx, () => {
+				const answer = runFold(runtime, args, ctx);
+				ctx.ui.notify(answer.text, answer.level);
+			}),
+	});
+	pi.registerCommand(FOLD_STATUS_COMMAND, {
+		description: "pi-fold: occupancy vs budget, fold roots, pending marks, pins, rewrite counters",
+		handler: (_args, ctx) =>
+			guarded(FOLD_STATUS_COMMAND, ctx, () => {
+				const answer = runFoldStatus(runtime, ctx);
+				ctx.ui.notify(answer.text, answer.level);
+			}),
+	});
+	pi.registerCommand(FOLD_EDITOR_COMMAND, {
+		description:
+			"Map of the window: Enter expands / previews, m marks a span, u unmarks, p pins (optional: a fold id to start on)",
+		getArgumentCompletions: (prefix) => {
+			const lattice = runtime.actions()?.lattice();
+			const items = (lattice?.folds() ?? [])
+				.filter((f) => f.id.startsWith(prefix.trim()))
+				.map((f) => ({ value: f.id, label: f.id, description: `${f.state} ${f.kind}` }));
+			return items.length > 0 ? items : null;
+		},
+		handler: (args, ctx) => guarded(FOLD_EDITOR_COMMAND, ctx, () => openFoldEditor(runtime, args, ctx)),
+	});
+}

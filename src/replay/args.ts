@@ -1,0 +1,89 @@
+// Command line of `pi-fold replay`: parsed whole before anything runs, every problem named.
+
+export const USAGE = `Usage: pi-fold replay <session.jsonl> [options]
+
+Replays a recorded Pi session offline (no model is called) and shows, side by side, what pi-fold,
+Pi's native compaction and no context management would have sent: tokens, cache reads, cost,
+peak context, rewrites; optionally a chart of prompt size per request.
+
+Options:
+  --window <tokens>              the model's context window (default: Pi's catalog entry for the session's model)
+  --budget <tokens>              pi-fold's serving budget (default: the window minus an output reservation)
+  --price-card <file.json>       prices in $ per million tokens (default: the benchmark's card)
+  --json                         print the result as JSON on stdout, nothing else
+  --svg <file>                   write the prompt-size-per-request chart as SVG
+  --reserve-tokens <tokens>      native compaction: Pi's reserveTokens (default 16384)
+  --keep-recent-tokens <tokens>  native compaction: Pi's keepRecentTokens (default 20000)
+  --summary-chars <chars>        native compaction: summary size (default: the session's own, else 4000)
+  --progress                     show progress on stderr even when it is not a terminal
+  -h, --help                     show this help`;
+
+export interface ReplayArgs {
+	file: string;
+	window?: number;
+	budget?: number;
+	priceCard?: string;
+	json: boolean;
+	svg?: string;
+	reserveTokens?: number;
+	keepRecentTokens?: number;
+	summaryChars?: number;
+	progress: boolean;
+}
+
+export type ParsedArgs = { kind: "help" } | { kind: "replay"; args: ReplayArgs } | { kind: "error"; message: string };
+
+const NUMBER_FLAGS = {
+	"--window": "window",
+	"--budget": "budget",
+	"--reserve-tokens": "reserveTokens",
+	"--keep-recent-tokens": "keepRecentTokens",
+	"--summary-chars": "summaryChars",
+} as const;
+const STRING_FLAGS = { "--price-card": "priceCard", "--svg": "svg" } as const;
+
+function positiveInt(flag: string, value: string): number | string {
+	if (!/^\d+$/.test(value)) return `${flag} needs a positive whole number, got ${JSON.stringify(value)}`;
+	const n = Number(value);
+	if (!Number.isSafeInteger(n) || n < 1) return `${flag} needs a positive whole number, got ${value}`;
+	return n;
+}
+
+/** Parse `argv` (without node and the script): `replay <file> [options]`. */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+	if (argv.length === 0 || argv.includes("-h") || argv.includes("--help")) {
+		return argv.length === 0 ? { kind: "error", message: "no command given" } : { kind: "help" };
+	}
+	const [command, ...rest] = argv;
+	if (command !== "replay")
+		return { kind: "error", message: `unknown command ${JSON.stringify(command)} (known: replay)` };
+	const out: Partial<ReplayArgs> & { json: boolean; progress: boolean } = { json: false, progress: false };
+	const files: string[] = [];
+	for (let i = 0; i < rest.length; i++) {
+		const arg = rest[i];
+		if (!arg.startsWith("--")) {
+			files.push(arg);
+			continue;
+		}
+		const eq = arg.indexOf("=");
+		const flag = eq < 0 ? arg : arg.slice(0, eq);
+		if (flag === "--json" || flag === "--progress") {
+			if (eq >= 0) return { kind: "error", message: `${flag} takes no value` };
+			out[flag === "--json" ? "json" : "progress"] = true;
+			continue;
+		}
+		const numberKey = NUMBER_FLAGS[flag as keyof typeof NUMBER_FLAGS];
+		const stringKey = STRING_FLAGS[flag as keyof typeof STRING_FLAGS];
+		if (!numberKey && !stringKey) return { kind: "error", message: `unknown option ${flag}` };
+		const value = eq >= 0 ? arg.slice(eq + 1) : rest[++i];
+		if (value === undefined || value === "") return { kind: "error", message: `${flag} needs a value` };
+		if (numberKey) {
+			const n = positiveInt(flag, value);
+			if (typeof n === "string") return { kind: "error", message: n };
+			out[numberKey] = n;
+		} else out[stringKey] = value;
+	}
+	if (files.length === 0) return { kind: "error", message: "no session file given" };
+	if (files.length > 1) return { kind: "error", message: `one session file at a time, got ${files.length}` };
+	return { kind: "replay", args: { ...out, file: files[0] } };
+}

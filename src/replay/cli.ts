@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// The `pi-fold` command (package.json "bin"; `npm run replay -- <file>` from the repo). Exit codes:
+// 0 done, 1 the input cannot be replayed (a missing, empty, truncated or non-Pi file, a bad price
+// card, an unknown model without --window), 2 bad usage, 3 an internal error. Bad input is told
+// in one message naming the file and line, never with a stack trace (PI_FOLD_DEBUG=1 shows one
+// for internal errors).
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadCoreFile, type PiFoldCore } from "../../bindings/node.ts";
+import { loadPriceCardFile, PriceCardError } from "../report/price-card.ts";
+import { parseArgs, type ReplayArgs, USAGE } from "./args.ts";
+import { chartSvg, jsonReport, textReport, writeFileAtomic } from "./output.ts";
+import { progressBar } from "./progress.ts";
+import type { ReplayResult } from "./replay.ts";
+import { ReplayInputError, readSessionFile } from "./session-lines.ts";
+
+const WASM = join("wasm", "pi-fold-core.wasm");
+
+/** The package's core: found by walking up from this file (src/replay in the repo, dist/cli/src/replay when built). */
+function findCore(): PiFoldCore {
+	let dir = dirname(fileURLToPath(import.meta.url));
+	for (let up = 0; up < 6; up++) {
+		const candidate = join(dir, WASM);
+		if (existsSync(candidate)) return loadCoreFile(candidate);
+		dir = dirname(dir);
+	}
+	throw new Error(`cannot find ${WASM} above ${fileURLToPath(import.meta.url)} (was the package built?)`);
+}
+
+class Refusal extends Error {
+	readonly code: number;
+	constructor(message: string, code: number) {
+		super(message);
+		this.code = code;
+	}
+}
+
+async function run(args: ReplayArgs): Promise<void> {
+	let priceCard: Awaited<ReturnType<typeof loadPriceCardFile>> | undefined;
+	if (args.priceCard !== undefined) {
+		try {
+			priceCard = await loadPriceCardFile(args.priceCard);
+		} catch (err) {
+			if (err instanceof PriceCardError) throw new Refusal(err.message, 1);
+			throw err;
+		}
+	}
+	const progress = progressBar(process.stderr, { force: args.progress });
+	let result: ReplayResult;
+	try {
+		// The file is checked before Pi and the runtime load (a second or so): a bad one is refused at once.
+		const checked = readSessionFile(args.file);
+		const { replayChecked } = await import("./replay.ts");
+		result = await replayChecked(checked, findCore(), {
+			...(args.window === undefined ? {} : { window: args.window }),
+			...(args.budget === undefined ? {} : { budget: args.budget }),
+			...(args.reserveTokens === undefined ? {} : { reserveTokens: args.reserveTokens }),
+			...(args.keepRecentTokens === undefined ? {} : { keepRecentTokens: args.keepRecentTokens }),
+			...(args.summaryChars === undefined ? {} : { summaryChars: args.summaryChars }),
+			...(priceCard === undefined ? {} : { priceCard }),
+			onProgress: (done, total) => progress.update(done, total),
+		});
+	} catch (err) {
+		if (err instanceof ReplayInputError) throw new Refusal(err.message, 1);
+		throw err;
+	} finally {
+		progress.finish();
+	}
+	if (args.svg !== undefined) {
+		try {
+			writeFileAtomic(args.svg, chartSvg(result));
+		} catch (err) {
+			throw new Refusal(`${args.svg}: cannot write the chart (${(err as { code?: string }).code ?? String(err)})`, 1);
+		}
+	}
+	process.stdout.write(`${args.json ? jsonReport(result) : textReport(result)}\n`);
+	if (args.svg !== undefined && !args.json) process.stdout.write(`chart written to ${args.svg}\n`);
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+	const parsed = parseArgs(argv);
+	if (parsed.kind === "help") {
+		process.stdout.write(`${USAGE}\n`);
+		return 0;
+	}
+	if (parsed.kind === "error") {
+		process.stderr.write(`pi-fold: ${parsed.message}\n\n${USAGE}\n`);
+		return 2;
+	}
+	try {
+		await run(parsed.args);
+		return 0;
+	} catch (err) {
+		if (err instanceof Refusal) {
+			process.stderr.write(`pi-fold replay: ${err.message}\n`);
+			return err.code;
+		}
+		const message = err instanceof Error ? err.message : String(err);
+		process.stderr.write(`pi-fold replay: internal error: ${message}\n`);
+		if (process.env.PI_FOLD_DEBUG === "1" && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+		return 3;
+	}
+}
+
+process.exitCode = await main(process.argv.slice(2));

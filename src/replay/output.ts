@@ -1,0 +1,112 @@
+// What `pi-fold replay` shows: the benchmark's side-by-side table (report/table.ts) with the
+// settings and assumptions it rests on, the same result as JSON, and the prompt-size chart
+// (report/chart-svg.ts). Files are written atomically (temp file, fsync, rename).
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { basename } from "node:path";
+import { renderRequestChart } from "../report/chart-svg.ts";
+import { renderArmTable } from "../report/table.ts";
+import type { ReplayResult } from "./replay.ts";
+
+/** Problems listed per policy in the text report (all of them are in the JSON). */
+const MAX_LISTED_PROBLEMS = 5;
+
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+
+function eventLine(name: string, requests: readonly number[], what: string): string {
+	if (requests.length === 0) return `${name}: no ${what}s`;
+	return `${name}: ${requests.length} ${what}${requests.length === 1 ? "" : "s"}, first carried by request ${requests.join(", ")}`;
+}
+
+export function textReport(r: ReplayResult): string {
+	const s = r.settings;
+	const fold = r.policies.find((p) => p.name === "pi-fold");
+	const native = r.policies.find((p) => p.name === "native");
+	const lines = [
+		`pi-fold replay of ${r.file}`,
+		`session ${r.sessionId}, model ${r.model}, ${r.requests} requests (one per recorded assistant message)`,
+		`window ${int(s.window)} (${s.windowSource}); pi-fold budget ${int(s.budget)} (${s.budgetSource}), ` +
+			`commits at ${s.thresholds.maxTarget} down to ${s.thresholds.minTarget}; native compaction above ` +
+			`${int(s.window - s.reserveTokens)} keeping ${int(s.keepRecentTokens)}, summaries of ${int(s.summaryChars)} chars (${s.summarySource})`,
+		`price card: ${s.priceCard}`,
+		"",
+		renderArmTable(r.arms, { ratio: { numerator: "pi-fold", denominator: "native" }, budget: s.budget }),
+		"",
+	];
+	if (fold)
+		lines.push(
+			eventLine(
+				"pi-fold",
+				fold.events.map((e) => e.request),
+				"commit",
+			),
+		);
+	if (native)
+		lines.push(
+			eventLine(
+				"native",
+				native.events.map((e) => e.request),
+				"compaction",
+			),
+		);
+	if (r.fenced > 0) {
+		lines.push(
+			`pi-fold's fence would have stopped ${r.fenced} request(s) over its budget (replayed anyway: the answers are the recorded ones)`,
+		);
+	}
+	for (const p of r.policies) {
+		if (p.overWindow > 0)
+			lines.push(`${p.name}: ${p.overWindow} request(s) larger than the context window (a provider would refuse them)`);
+		for (const problem of p.problems.slice(0, MAX_LISTED_PROBLEMS)) lines.push(`${p.name} problem: ${problem}`);
+		if (p.problems.length > MAX_LISTED_PROBLEMS) {
+			lines.push(`${p.name}: ${p.problems.length - MAX_LISTED_PROBLEMS} more problem(s) (see --json)`);
+		}
+	}
+	const d = r.dropped;
+	if (d.compactions + d.contextEdits + d.piFold > 0) {
+		lines.push(
+			`left out of the replay, rebuilt by each policy: ${d.compactions} recorded compaction(s), ` +
+				`${d.contextEdits} context edit(s), ${d.piFold} pi-fold entr${d.piFold === 1 ? "y" : "ies"}`,
+		);
+	}
+	if (r.hiddenPrefix > 0) {
+		lines.push(
+			`the session records no system prompt: ${int(r.hiddenPrefix)} tokens for it and the tools (fitted to the recorded usage) count in every request`,
+		);
+	}
+	lines.push(
+		"sizes: the provider's tokens per message as the recorded usage tells them, else pi-fold's estimator calibrated by it; " +
+			"cache: the prefix shared with the same policy's previous request",
+	);
+	return lines.join("\n");
+}
+
+export function jsonReport(r: ReplayResult): string {
+	return JSON.stringify(r, null, 2);
+}
+
+export function chartSvg(r: ReplayResult): string {
+	const { budget, window, thresholds } = r.settings;
+	return renderRequestChart({
+		series: r.policies.map((p) => ({ name: p.name, points: p.prompts })),
+		budget,
+		window,
+		band: { min: thresholds.minTarget * budget, max: thresholds.maxTarget * budget },
+		title: `pi-fold replay: ${basename(r.file)} (${r.model})`,
+	});
+}
+
+/** Write `text` to `path` atomically: a temp file beside it, fsync, rename. */
+export function writeFileAtomic(path: string, text: string): void {
+	const temp = `${path}.${process.pid}.tmp`;
+	const fd = openSync(temp, "w", 0o644);
+	try {
+		writeSync(fd, text);
+		fsyncSync(fd);
+	} catch (err) {
+		closeSync(fd);
+		unlinkSync(temp);
+		throw err;
+	}
+	closeSync(fd);
+	renameSync(temp, path);
+}

@@ -1,0 +1,258 @@
+// `pi-fold replay`: what pi-fold, Pi's native compaction and no management would each have sent
+// for a recorded Pi session, request by request, offline (no model is called).
+//
+// The driver feeds the three policies the same steps (transcript.ts) in the same order. For each
+// recorded assistant message: the calibration is anchored on what the recorded session really
+// sent (measure.ts), then each policy builds its window, the request is measured against that
+// policy's previous one (prefix cache), the policy sees it go out, and the recorded answer comes
+// back carrying the usage that request would have reported, followed by its tool results and the
+// turn boundary. Output tokens are the recorded ones for every policy: the answers are the same.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
+import type { PiFoldCore } from "../../bindings/index.ts";
+import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from "../report/arm-report.ts";
+import { DEFAULT_PRICE_CARD, type PriceCard } from "../report/price-card.ts";
+import { servingBudget } from "../runtime/occupancy.ts";
+import { parseOptions } from "../runtime/options.ts";
+import type { Thresholds } from "../runtime/thresholds.ts";
+import { RequestMeter } from "./measure.ts";
+import { catalogLimits } from "./model-limits.ts";
+import type { Policy, PolicyEvent, PolicyName } from "./policy.ts";
+import { FoldPolicy } from "./policy-fold.ts";
+import { DEFAULT_SUMMARY_CHARS, NativePolicy, type NativeSettings } from "./policy-native.ts";
+import { NonePolicy } from "./policy-none.ts";
+import { PromptCache, usageOf } from "./prompt-cache.ts";
+import { ProviderTokens } from "./provider-tokens.ts";
+import { type LoadedSession, loadSession, openSession } from "./session-file.ts";
+import { type CheckedSession, ReplayInputError } from "./session-lines.ts";
+import { mainModel, modelKeyOf, type Transcript, transcriptOf } from "./transcript.ts";
+
+export interface ReplayOptions {
+	/** The model's context window (default: Pi's catalog entry for the session's main model). */
+	window?: number;
+	/** pi-fold's serving budget, providerInputBudget (default: the window minus an output reservation). */
+	budget?: number;
+	/** pi-fold thresholds (default: the runtime's). */
+	thresholds?: Partial<Thresholds>;
+	/** Native compaction (defaults: Pi's DEFAULT_COMPACTION_SETTINGS). */
+	reserveTokens?: number;
+	keepRecentTokens?: number;
+	/** Size of a native compaction summary (default: the session's own summaries' mean, else DEFAULT_SUMMARY_CHARS). */
+	summaryChars?: number;
+	priceCard?: PriceCard;
+	/** Called after each replayed request. */
+	onProgress?: (done: number, total: number) => void;
+}
+
+export interface PolicyResult {
+	name: PolicyName;
+	/** Every request, in order: work requests and the policy's own (summaries). */
+	records: RequestRecord[];
+	/** Prompt tokens of each work request (index = request number). */
+	prompts: number[];
+	events: PolicyEvent[];
+	/** Requests that were not pure appends of the previous one: made by the policy (attributed) or not. */
+	rewrites: { attributed: number; unattributed: number };
+	/** Work requests larger than the model's context window (a real provider would have refused them). */
+	overWindow: number;
+	problems: string[];
+}
+
+export interface ReplayResult {
+	file: string;
+	sessionId: string;
+	model: string;
+	requests: number;
+	settings: {
+		window: number;
+		windowSource: "--window" | "catalog";
+		maxTokens?: number;
+		budget: number;
+		budgetSource: "--budget" | "model";
+		thresholds: Thresholds;
+		reserveTokens: number;
+		keepRecentTokens: number;
+		summaryChars: number;
+		summarySource: "--summary-chars" | "session" | "default";
+		priceCard: string;
+	};
+	dropped: Transcript["dropped"];
+	policies: PolicyResult[];
+	arms: ArmReport[];
+	/** pi-fold only: requests its fence would have stopped. */
+	fenced: number;
+	/** Provider tokens of the unrecorded system prompt and tools counted in every request (0: none). */
+	hiddenPrefix: number;
+}
+
+const mean = (xs: readonly number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+
+function percentile(xs: readonly number[], p: number): number {
+	if (xs.length === 0) return 0;
+	const sorted = [...xs].sort((a, b) => a - b);
+	return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+/** The settings of the three policies: the flags given, else the session's model and Pi's defaults. */
+async function resolveSettings(file: string, transcript: Transcript, options: ReplayOptions) {
+	const main = mainModel(transcript);
+	const catalog = main ? await catalogLimits(main) : undefined;
+	const window = options.window ?? catalog?.contextWindow;
+	if (window === undefined) {
+		const key = main ? modelKeyOf(main) : "unknown";
+		throw new ReplayInputError(
+			`${file}: the session's model ${key} is not in Pi's model catalog: pass --window <tokens> (its context window)`,
+		);
+	}
+	const limits = { contextWindow: window, ...(catalog?.maxTokens ? { maxTokens: catalog.maxTokens } : {}) };
+	const parsed = parseOptions({
+		...(options.budget === undefined ? {} : { providerInputBudget: options.budget }),
+		...(options.thresholds === undefined ? {} : { thresholds: options.thresholds }),
+	});
+	if (!parsed.ok) throw new ReplayInputError(`invalid pi-fold settings: ${parsed.problems.join("; ")}`);
+	const budget = servingBudget(limits, parsed.settings.providerInputBudget);
+	if (!budget.ok) throw new ReplayInputError(`no serving budget: ${budget.reason}`);
+	const summaryChars =
+		options.summaryChars ??
+		(transcript.summaryChars.length > 0 ? mean(transcript.summaryChars) : DEFAULT_SUMMARY_CHARS);
+	const native: NativeSettings = {
+		...DEFAULT_COMPACTION_SETTINGS,
+		enabled: true,
+		...(options.reserveTokens === undefined ? {} : { reserveTokens: options.reserveTokens }),
+		...(options.keepRecentTokens === undefined ? {} : { keepRecentTokens: options.keepRecentTokens }),
+		contextWindow: window,
+		summaryChars,
+	};
+	return { limits, settings: parsed.settings, budget, native, card: options.priceCard ?? DEFAULT_PRICE_CARD };
+}
+
+/** Replay a session file (ReplayInputError when it cannot be replayed: session-lines.ts). */
+export async function replayFile(file: string, core: PiFoldCore, options: ReplayOptions = {}): Promise<ReplayResult> {
+	return replaySession(loadSession(file), core, options);
+}
+
+/** Replay a session file already read and checked (readSessionFile). */
+export async function replayChecked(
+	checked: CheckedSession,
+	core: PiFoldCore,
+	options: ReplayOptions = {},
+): Promise<ReplayResult> {
+	return replaySession(openSession(checked), core, options);
+}
+
+export async function replaySession(
+	session: LoadedSession,
+	core: PiFoldCore,
+	options: ReplayOptions = {},
+): Promise<ReplayResult> {
+	const transcript = transcriptOf(session);
+	if (transcript.turns === 0)
+		throw new ReplayInputError(`${session.file}: the session has no assistant messages: nothing to replay`);
+	const { limits, settings, budget, native, card } = await resolveSettings(session.file, transcript, options);
+	const window = limits.contextWindow;
+	const main = mainModel(transcript);
+	const mainKey = main ? modelKeyOf(main) : "unknown";
+
+	const meter = new RequestMeter(core);
+	const tokens = new ProviderTokens(meter);
+	tokens.fitHidden(transcript.steps.flatMap((s) => (s.kind === "turn" ? [s.turn] : [])));
+	const header = session.manager.getHeader();
+	const logHeader = {
+		id: session.manager.getSessionId(),
+		cwd: session.cwd,
+		timestamp: header?.timestamp ?? new Date(0).toISOString(),
+	};
+	const fold = new FoldPolicy(core, settings, limits, logHeader, mkdtempSync(join(tmpdir(), "pi-fold-replay-")));
+	const policies: Policy[] = [fold, new NativePolicy(logHeader, meter, tokens, native), new NonePolicy(logHeader)];
+	const results: PolicyResult[] = policies.map((p) => ({
+		name: p.name,
+		records: [],
+		prompts: [],
+		events: [],
+		rewrites: { attributed: 0, unattributed: 0 },
+		overWindow: 0,
+		problems: [],
+	}));
+	const caches = policies.map(() => new PromptCache(meter, tokens));
+	try {
+		for (const step of transcript.steps) {
+			if (step.kind === "entry") {
+				for (const p of policies) p.append(step.entry);
+				continue;
+			}
+			const turn = step.turn;
+			tokens.learn(turn);
+			const output = tokens.output(turn);
+			const model = modelKeyOf(turn.model);
+			for (let k = 0; k < policies.length; k++) {
+				const p = policies[k];
+				const r = results[k];
+				const messages = p.window(turn);
+				const measured = caches[k].measure(messages, model, output);
+				if (turn.request > 0 && !measured.append) {
+					if (p.events().some((e) => e.request === turn.request)) r.rewrites.attributed++;
+					else r.rewrites.unattributed++;
+				}
+				if (measured.record.promptTokens > window) r.overWindow++;
+				r.records.push(measured.record);
+				r.prompts.push(measured.record.promptTokens);
+				p.sent(turn, messages);
+				r.records.push(...(await p.answered(turn, { ...turn.assistant, usage: usageOf(measured.record) })));
+			}
+			options.onProgress?.(turn.request + 1, transcript.turns);
+		}
+	} finally {
+		for (const p of policies) await p.dispose();
+	}
+
+	for (let k = 0; k < policies.length; k++) {
+		results[k].events = [...policies[k].events()];
+		results[k].problems = [...policies[k].problems()];
+	}
+	// pi-fold's rewrites are the runtime's own counters (its context hook saw every request).
+	const counters = fold.runtime.recorder.counters();
+	results[0].rewrites = {
+		attributed: Object.values(counters.attributed).reduce((a, b) => a + b, 0),
+		unattributed: counters.unattributed,
+	};
+	const extras: ArmExtras[] = [
+		{
+			commits: results[0].events.length,
+			rewrites: results[0].rewrites,
+			addedMsPerRequest: { median: percentile(fold.handlerMs, 0.5), p95: percentile(fold.handlerMs, 0.95) },
+		},
+		{ compactions: results[1].events.length, rewrites: results[1].rewrites },
+		{ rewrites: results[2].rewrites },
+	];
+	return {
+		file: session.file,
+		sessionId: session.manager.getSessionId(),
+		model: mainKey,
+		requests: transcript.turns,
+		settings: {
+			window,
+			windowSource: options.window === undefined ? "catalog" : "--window",
+			...(limits.maxTokens ? { maxTokens: limits.maxTokens } : {}),
+			budget: budget.budget,
+			budgetSource: budget.source === "providerInputBudget" ? "--budget" : "model",
+			thresholds: settings.thresholds,
+			reserveTokens: native.reserveTokens,
+			keepRecentTokens: native.keepRecentTokens,
+			summaryChars: native.summaryChars,
+			summarySource:
+				options.summaryChars !== undefined
+					? "--summary-chars"
+					: transcript.summaryChars.length > 0
+						? "session"
+						: "default",
+			priceCard: card.name,
+		},
+		dropped: transcript.dropped,
+		policies: results,
+		arms: results.map((r, k) => summarizeArm(r.name, r.records, card, extras[k])),
+		fenced: fold.fenced,
+		hiddenPrefix: tokens.hidden.real,
+	};
+}

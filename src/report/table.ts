@@ -1,0 +1,110 @@
+// A Markdown table of N arms side by side (one column per arm, one row per figure), with an optional
+// ratio column (e.g. pi-fold / native) on the rows where a quotient means something: usage, cost, peak,
+// wall clock. Counts of events (commits, rewrites, values) get no ratio.
+//
+// API (pure, host-neutral):
+// - `renderArmTable(arms, options?)` -> string (lines joined with "\n", no trailing newline).
+//   options.ratio: { numerator, denominator } arm names (both must be among `arms`), header "<num> / <den>".
+//   options.budget: the serving budget in tokens; the peak row then also shows peak / budget.
+// - `ARM_TABLE_ROWS`: the row labels, in order (for tests and for readers that want to find a row).
+import type { ArmReport } from "./arm-report.ts";
+
+export interface ArmTableOptions {
+	ratio?: { numerator: string; denominator: string };
+	budget?: number;
+}
+
+interface Row {
+	label: string;
+	cell: (a: ArmReport, budget: number | undefined) => string;
+	/** the figure a ratio is taken of; absent: no ratio on this row */
+	value?: (a: ArmReport) => number | undefined;
+}
+
+const DASH = "—";
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+const optional = <T>(v: T | undefined, show: (v: T) => string) => (v === undefined ? DASH : show(v));
+
+const ROWS: readonly Row[] = [
+	{ label: "total tokens", cell: (a) => int(a.totalTokens), value: (a) => a.totalTokens },
+	{ label: "fresh input", cell: (a) => int(a.freshInput), value: (a) => a.freshInput },
+	{ label: "cache read", cell: (a) => int(a.cacheRead), value: (a) => a.cacheRead },
+	{ label: "cache write", cell: (a) => int(a.cacheWrite), value: (a) => a.cacheWrite },
+	{ label: "output", cell: (a) => int(a.output), value: (a) => a.output },
+	{ label: "billed calls", cell: (a) => int(a.billedCalls), value: (a) => a.billedCalls },
+	{ label: "cost", cell: (a) => `$${a.cost.toFixed(4)}`, value: (a) => a.cost },
+	{
+		label: "pooled cache share",
+		cell: (a) => `${(100 * a.pooledCacheShare).toFixed(1)}%`,
+		value: (a) => a.pooledCacheShare,
+	},
+	{
+		label: "peak request context",
+		cell: (a, budget) =>
+			budget ? `${int(a.peakPromptTokens)} (${(a.peakPromptTokens / budget).toFixed(2)})` : int(a.peakPromptTokens),
+		value: (a) => a.peakPromptTokens,
+	},
+	{
+		label: "commits / compactions",
+		cell: (a) => {
+			const parts = [
+				a.commits === undefined ? "" : `${a.commits} commits`,
+				a.compactions === undefined ? "" : `${a.compactions} compactions`,
+			].filter(Boolean);
+			return parts.length ? parts.join(", ") : DASH;
+		},
+	},
+	{
+		label: "rewrites (attributed / unattributed)",
+		cell: (a) => optional(a.rewrites, (r) => `${r.attributed} / ${r.unattributed}`),
+	},
+	{
+		label: "values visible / recovered / lost",
+		cell: (a) => optional(a.values, (v) => `${v.visible} / ${v.recovered} / ${v.lost}`),
+	},
+	{
+		label: "wall clock",
+		cell: (a) => optional(a.wallMs, (ms) => `${(ms / 1000).toFixed(2)} s`),
+		value: (a) => a.wallMs,
+	},
+	{
+		label: "added time per request (median / p95)",
+		cell: (a) => optional(a.addedMsPerRequest, (t) => `${t.median.toFixed(3)} / ${t.p95.toFixed(3)} ms`),
+	},
+];
+
+export const ARM_TABLE_ROWS: readonly string[] = ROWS.map((r) => r.label);
+
+const escapeCell = (s: string) => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+
+export function renderArmTable(arms: readonly ArmReport[], options: ArmTableOptions = {}): string {
+	if (arms.length === 0) throw new Error("renderArmTable: no arms to show");
+	const { ratio, budget } = options;
+	let num: ArmReport | undefined;
+	let den: ArmReport | undefined;
+	if (ratio) {
+		num = arms.find((a) => a.name === ratio.numerator);
+		den = arms.find((a) => a.name === ratio.denominator);
+		const names = arms.map((a) => a.name).join(", ");
+		if (!num) throw new Error(`renderArmTable: ratio numerator "${ratio.numerator}" is not an arm (arms: ${names})`);
+		if (!den)
+			throw new Error(`renderArmTable: ratio denominator "${ratio.denominator}" is not an arm (arms: ${names})`);
+	}
+	const header = ["", ...arms.map((a) => escapeCell(a.name))];
+	const align = ["---", ...arms.map(() => "---:")];
+	if (ratio) {
+		header.push(escapeCell(`${ratio.numerator} / ${ratio.denominator}`));
+		align.push("---:");
+	}
+	const lines = [`| ${header.join(" | ")} |`, `|${align.join("|")}|`];
+	for (const row of ROWS) {
+		const cells = [row.label, ...arms.map((a) => escapeCell(row.cell(a, budget)))];
+		if (ratio && num && den) {
+			const n = row.value?.(num);
+			const d = row.value?.(den);
+			cells.push(n === undefined || d === undefined || d === 0 ? "" : `${(n / d).toFixed(2)}x`);
+		}
+		lines.push(`| ${cells.join(" | ")} |`);
+	}
+	return lines.join("\n");
+}

@@ -1,0 +1,195 @@
+// The fold bar (SPEC 7): one widget line saying how full the window is and what fills it, e.g.
+//   pi-fold ▕█▓▓▒▒░░░    ▏ 61% of 200k · deep 3k (1) · folded 12k (6) · pending 20k (2) · raw 80k
+// (the counts: folds shown as briefs, and pending marks). Glyphs, in bar order: deep █, folded ▓,
+// pending ▒, raw ░, pinned ▪.
+// Set with string lines (ctx.ui.setWidget), which the TUI draws above the editor and RPC mode sends
+// to its client as an extension_ui_request, at session_start, after /tree or a compaction, and at
+// every turn boundary, only when Pi has a UI. The handlers return nothing and never throw.
+import type { ExtensionAPI, ExtensionContext, Theme, ThemeColor } from "@earendil-works/pi-coding-agent";
+import type { RuntimeHandle } from "../runtime/hooks.ts";
+import {
+	CompositionCache,
+	PART_NAMES,
+	type PartName,
+	type WindowComposition,
+	windowComposition,
+} from "./composition.ts";
+
+/** The widget key (one bar per extension instance). */
+export const FOLD_BAR_KEY = "pi-fold";
+/** Cells of the bar itself; the whole line stays within MAX_LINE_WIDTH columns. */
+export const BAR_CELLS = 12;
+export const MAX_LINE_WIDTH = 100;
+
+const GLYPHS: Record<PartName, string> = { deep: "█", folded: "▓", pending: "▒", raw: "░", pinned: "▪" };
+const COLOURS: Record<PartName, ThemeColor> = {
+	deep: "accent",
+	folded: "success",
+	pending: "warning",
+	raw: "text",
+	pinned: "borderAccent",
+};
+
+/** Colours a span when a theme is given; plain text otherwise (RPC clients get no escape codes). */
+type Paint = (colour: ThemeColor, text: string) => string;
+const plain: Paint = (_c, text) => text;
+
+/** 850, 3.1k, 12k, 200k, 1.2M: short, and never more than 4 characters before the unit. */
+export function formatTokens(n: number): string {
+	const v = Math.max(0, Math.round(n));
+	if (v < 1000) return String(v);
+	if (v < 10_000) return `${(v / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+	if (v < 1_000_000) return `${Math.round(v / 1000)}k`;
+	return `${(v / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+}
+
+/** What the bar shows, in calibrated tokens. */
+export interface BarFigures {
+	/** Each part, scaled so that the parts sum to `tokens`. */
+	parts: Record<PartName, number>;
+	tokens: number;
+	budget: number | null;
+}
+
+/**
+ * Calibrated figures. With `measured`, the runtime's own occupancy from the boundary that just ran
+ * is the total (the number its commit decision used) and the parts are the estimator's split of it;
+ * otherwise the estimate times the calibration ratio.
+ */
+export function barFigures(c: WindowComposition, measured: boolean): BarFigures {
+	const useMeasured = measured && c.occupancy !== null && c.total > 0;
+	const tokens = useMeasured && c.occupancy ? c.occupancy.tokens : c.total * c.ratio;
+	const scale = c.total > 0 ? tokens / c.total : 0;
+	const parts = { ...c.parts };
+	for (const name of PART_NAMES) parts[name] = c.parts[name] * scale;
+	return { parts, tokens, budget: c.budget };
+}
+
+/** Bar cells per part: the filled share of BAR_CELLS, split by largest remainder in bar order. */
+export function barCells(f: BarFigures): Record<PartName, number> {
+	const cells: Record<PartName, number> = { deep: 0, folded: 0, pending: 0, raw: 0, pinned: 0 };
+	if (!f.budget || f.tokens <= 0) return cells;
+	const filled = Math.min(BAR_CELLS, Math.round((f.tokens / f.budget) * BAR_CELLS));
+	const exact = PART_NAMES.map((name) => ({ name, v: (f.parts[name] / f.tokens) * filled }));
+	let given = 0;
+	for (const e of exact) {
+		cells[e.name] = Math.floor(e.v);
+		given += cells[e.name];
+	}
+	const byRemainder = [...exact].sort((a, b) => b.v - Math.floor(b.v) - (a.v - Math.floor(a.v)));
+	for (let i = 0; given < filled; i++, given++) cells[byRemainder[i % byRemainder.length].name]++;
+	return cells;
+}
+
+const SEPARATOR = " · ";
+/** Width of the head before the percentage; the second line starts there too. */
+const INDENT = "pi-fold ▕".length + BAR_CELLS + "▏ ".length;
+
+/** The bar's lines for a composition: one line, or two when the legend does not fit in MAX_LINE_WIDTH. */
+export function foldBarLines(c: WindowComposition, opts: { measured?: boolean; theme?: Theme } = {}): string[] {
+	const paint: Paint = opts.theme ? (colour, text) => opts.theme!.fg(colour, text) : plain;
+	const f = barFigures(c, opts.measured ?? false);
+	const cells = barCells(f);
+	let bar = "";
+	let used = 0;
+	for (const name of PART_NAMES) {
+		if (cells[name] > 0) bar += paint(COLOURS[name], GLYPHS[name].repeat(cells[name]));
+		used += cells[name];
+	}
+	bar += " ".repeat(BAR_CELLS - used);
+	const share = f.budget ? f.tokens / f.budget : undefined;
+	const percent = share === undefined ? "" : `${Math.round(share * 100)}%`;
+	const rest = share === undefined ? `~${formatTokens(f.tokens)} (no budget)` : ` of ${formatTokens(f.budget ?? 0)}`;
+	const alarm: ThemeColor =
+		share !== undefined && share >= 1 ? "error" : share !== undefined && share >= 0.8 ? "warning" : "text";
+	const head = `${paint("muted", "pi-fold")} ▕${bar}▏ ${percent && paint(alarm, percent)}${rest}`;
+	const headWidth = INDENT + percent.length + rest.length;
+	const items: { text: string; width: number }[] = [];
+	const add = (text: string, colour?: ThemeColor) =>
+		items.push({ text: colour ? paint(colour, text) : text, width: text.length });
+	// How many folds (or marks) make a part, where that is a count of folds.
+	const count: Partial<Record<PartName, number>> = {
+		deep: c.counts.deepFolds,
+		folded: c.counts.visibleFolds - c.counts.deepFolds,
+		pending: c.counts.pendingMarks,
+	};
+	for (const name of PART_NAMES) {
+		// Raw always shows; the others only when present.
+		if (name !== "raw" && f.parts[name] < 0.5) continue;
+		const n = count[name];
+		add(`${name} ${formatTokens(f.parts[name])}${n ? ` (${n})` : ""}`, COLOURS[name]);
+	}
+	return fitLines(head, headWidth, items);
+}
+
+function fitLines(head: string, headWidth: number, items: readonly { text: string; width: number }[]): string[] {
+	const lines = [{ text: head, width: headWidth }];
+	for (const item of items) {
+		const last = lines[lines.length - 1];
+		if (last.width + SEPARATOR.length + item.width <= MAX_LINE_WIDTH) {
+			last.text += SEPARATOR + item.text;
+			last.width += SEPARATOR.length + item.width;
+			continue;
+		}
+		if (lines.length === 2) break;
+		// Once an item moved down, the rest follow it, so the legend reads left to right, top to bottom.
+		lines.push({ text: " ".repeat(INDENT) + item.text, width: INDENT + item.width });
+	}
+	return lines.map((l) => l.text);
+}
+
+/** The line shown when there is nothing to measure (no core, no open session). */
+export function unavailableLines(reason: string): string[] {
+	const text = `pi-fold ▕${" ".repeat(BAR_CELLS)}▏ ${reason}`;
+	return [text.length > MAX_LINE_WIDTH ? `${text.slice(0, MAX_LINE_WIDTH - 1)}…` : text];
+}
+
+export interface FoldBar {
+	/** Recompute and show the bar now (e.g. after a /fold command); never throws. */
+	refresh(ctx: ExtensionContext, measured?: boolean): void;
+}
+
+/** The theme to colour with: only in the TUI (RPC clients get plain lines), never fatal. */
+function themeOf(ctx: ExtensionContext): Theme | undefined {
+	if (ctx.mode !== "tui") return undefined;
+	try {
+		return ctx.ui.theme;
+	} catch {
+		return undefined;
+	}
+}
+
+export function registerFoldBar(pi: ExtensionAPI, runtime: RuntimeHandle): FoldBar {
+	const cache = new CompositionCache();
+	let shown: string | undefined;
+
+	const refresh = (ctx: ExtensionContext, measured = false): void => {
+		if (!ctx.hasUI) return;
+		try {
+			const rt = runtime.get();
+			const composition = rt && windowComposition(rt, cache, ctx.model);
+			const lines = composition
+				? foldBarLines(composition, { measured, theme: themeOf(ctx) })
+				: unavailableLines(rt ? "no session state (see /fold-status problems)" : `off: ${runtime.reason()}`);
+			// RPC mode sends every call to its client: only changes.
+			const key = lines.join("\n");
+			if (key === shown) return;
+			ctx.ui.setWidget(FOLD_BAR_KEY, lines);
+			shown = key;
+		} catch (err) {
+			runtime.get()?.problem("fold-bar", err instanceof Error ? err.message : String(err));
+		}
+	};
+
+	const reset = (_e: unknown, ctx: ExtensionContext): void => {
+		shown = undefined;
+		refresh(ctx);
+	};
+	pi.on("session_start", reset);
+	pi.on("session_tree", reset);
+	pi.on("session_compact", reset);
+	// After pi-fold's own turn_end handler (registered earlier): the lattice already holds this
+	// boundary's marks and commit, and status holds the occupancy it measured.
+	pi.on("turn_end", (_e, ctx) => refresh(ctx, true));
+	return { refresh };
+}

@@ -1,0 +1,463 @@
+// /fold-editor (SPEC 7): the window map as a pi-tui component. A SelectList holds the rows
+// (editor-model.ts builds them); Enter, m, u and p become one of the runtime's validated operations
+// (FoldActions), the same the agent's tool runs. A refusal is shown on the message line and
+// changes nothing. Expand is staged for the next turn; previews read text without touching the
+// window. Outside the interactive TUI the command prints the map instead.
+import type { ExtensionCommandContext, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
+import {
+	type Component,
+	type Focusable,
+	Input,
+	matchesKey,
+	replaceControlCharacters,
+	type SelectItem,
+	SelectList,
+	type SelectListTheme,
+	stripTerminalSequences,
+	truncateToWidth,
+	wrapTextWithAnsi,
+} from "@earendil-works/pi-tui";
+import { isFoldId } from "../fold-types.ts";
+import type { FoldActions } from "../runtime/actions.ts";
+import { EntryTokens, windowCosts } from "../runtime/arithmetic.ts";
+import type { RuntimeHandle } from "../runtime/hooks.ts";
+import { modelKey } from "../runtime/occupancy.ts";
+import { entryText, sliceUtf8 } from "../runtime/peek-source.ts";
+import type { FoldRuntime } from "../runtime/runtime.ts";
+import {
+	type EditorKey,
+	type EditorRow,
+	headerLines,
+	type Intent,
+	intentFor,
+	KEY_HELP,
+	PREVIEW_STEPS,
+	windowRows,
+} from "./editor-model.ts";
+
+/** Rows the list shows at once (it scrolls). */
+export const VISIBLE_ROWS = 14;
+/** The overlay's share of the terminal. */
+const OVERLAY_HEIGHT = 0.9;
+
+type Paint = Pick<Theme, "fg" | "bold">;
+
+export interface FoldEditorDeps {
+	actions: FoldActions;
+	runtime: FoldRuntime;
+	ctx: ExtensionContext;
+	theme: Paint;
+	requestRender: () => void;
+	close: () => void;
+	/** A fold id to start on. */
+	select?: string;
+	/** The terminal's rows, when known: a preview never pushes the overlay past them. */
+	height?: () => number;
+}
+
+interface Preview {
+	key: string;
+	level: number;
+	title: string;
+	text: string;
+}
+
+/** What a gesture says; `reload`/`select` redraw the map (a refusal changed nothing, so by default it does not). */
+interface Answer {
+	text: string;
+	error?: boolean;
+	reload?: boolean;
+	select?: string;
+}
+
+function refused(reason: string): Answer {
+	return { text: reason, error: true };
+}
+
+interface BuiltFrom {
+	lattice: unknown;
+	staged: number;
+	entries: number;
+}
+
+export class FoldEditor implements Component, Focusable {
+	readonly #deps: FoldEditorDeps;
+	readonly #tokens: EntryTokens;
+	#rows: EditorRow[] = [];
+	#header: string[] = [];
+	#list: SelectList;
+	#anchor: EditorRow | undefined;
+	#preview: Preview | undefined;
+	/** The brief being typed for a checked span (Enter marks it). */
+	#brief: Input | undefined;
+	#message: { text: string; error: boolean } | undefined;
+	#focused = false;
+	/** What the rows were built from; the session moving on (a turn, a commit) rebuilds them. */
+	#built: BuiltFrom | undefined;
+
+	constructor(deps: FoldEditorDeps) {
+		this.#deps = deps;
+		this.#tokens = new EntryTokens(deps.runtime.core);
+		this.#list = this.#refresh(deps.select ? `fold:${deps.select}` : undefined, 0);
+	}
+
+	/** The rows in transcript order, as drawn. */
+	get rows(): readonly EditorRow[] {
+		return this.#rows;
+	}
+
+	/** The header lines: occupancy against the budget, counts, staged edits. */
+	get header(): readonly string[] {
+		return this.#header;
+	}
+
+	get selected(): EditorRow | undefined {
+		const key = this.#list.getSelectedItem()?.value;
+		return this.#rows.find((r) => r.key === key);
+	}
+
+	/** The last gesture's answer (an error when refused). */
+	get message(): { text: string; error: boolean } | undefined {
+		return this.#message;
+	}
+
+	/** The first end of a span being marked. */
+	get anchor(): EditorRow | undefined {
+		return this.#anchor;
+	}
+
+	/** True while the brief for a new mark is being typed. */
+	get briefing(): boolean {
+		return this.#brief !== undefined;
+	}
+
+	get preview(): Readonly<Preview> | undefined {
+		return this.#preview;
+	}
+
+	get focused(): boolean {
+		return this.#focused;
+	}
+
+	set focused(value: boolean) {
+		this.#focused = value;
+		if (this.#brief) this.#brief.focused = value;
+	}
+
+	handleInput(data: string): void {
+		try {
+			this.#catchUp();
+			if (this.#brief) this.#brief.handleInput(data);
+			else {
+				const key: EditorKey | undefined = matchesKey(data, "m")
+					? "mark"
+					: matchesKey(data, "u")
+						? "unmark"
+						: matchesKey(data, "p")
+							? "pin"
+							: undefined;
+				if (key) this.#gesture(key);
+				else this.#list.handleInput(data);
+			}
+		} catch (err) {
+			// A key press must never take the TUI down: say it and keep the map.
+			this.#say(`failed inside pi-fold, nothing changed: ${err instanceof Error ? err.message : String(err)}`, true);
+		}
+		this.#deps.requestRender();
+	}
+
+	invalidate(): void {
+		this.#list.invalidate();
+	}
+
+	render(width: number): string[] {
+		this.#catchUp();
+		const { theme } = this.#deps;
+		// Padded to the full width: an overlay must cover what lies under it.
+		const clip = (line: string) => truncateToWidth(line, Math.max(1, width), "…", true);
+		const out: string[] = [theme.fg("borderMuted", "─".repeat(Math.max(1, width)))];
+		this.#header.forEach((line, i) => {
+			out.push(clip(i === 0 ? theme.bold(theme.fg("accent", line)) : theme.fg("muted", line)));
+		});
+		out.push(...this.#list.render(width).map(clip));
+		if (this.#message) out.push(clip(theme.fg(this.#message.error ? "error" : "success", this.#message.text)));
+		if (this.#brief) {
+			out.push(
+				clip(theme.fg("accent", "brief for the new mark (Enter saves; empty: the runtime writes it; Esc: no mark)")),
+			);
+			out.push(...this.#brief.render(width).map(clip));
+		} else if (this.#preview && this.#preview.key === this.selected?.key) {
+			const step = PREVIEW_STEPS[this.#preview.level];
+			out.push(clip(theme.fg("accent", this.#preview.title)));
+			// Room left in the overlay (OVERLAY_HEIGHT of the terminal) after the lines around the preview.
+			const room = this.#deps.height
+				? Math.max(3, Math.floor(this.#deps.height() * OVERLAY_HEIGHT) - out.length - 3)
+				: step.lines;
+			const shown = Math.min(step.lines, room);
+			const wrapped = this.#preview.text
+				.split("\n")
+				.flatMap((l) => wrapTextWithAnsi(printable(l), Math.max(10, width - 2)));
+			out.push(...wrapped.slice(0, shown).map((l) => clip(`  ${l}`)));
+			if (wrapped.length > shown) out.push(clip(theme.fg("dim", `  … ${wrapped.length - shown} more lines`)));
+		}
+		out.push(
+			clip(
+				theme.fg(
+					"dim",
+					this.#anchor ? `marking from ${this.#anchor.entryIds[0]}: m at the last row · Esc cancels` : KEY_HELP,
+				),
+			),
+		);
+		out.push(theme.fg("borderMuted", "─".repeat(Math.max(1, width))));
+		return out;
+	}
+
+	#say(text: string, error = false): void {
+		this.#message = { text, error };
+	}
+
+	/** Rebuild rows and header from the runtime; keep the row `key` selected, else the row at `index`. */
+	#refresh(key: string | undefined, index: number): SelectList {
+		const { actions, runtime, ctx } = this.#deps;
+		const view = runtime.view;
+		this.#built = this.#source();
+		const lattice = actions.lattice();
+		const over = actions.overview(ctx);
+		if (!view || !lattice) {
+			this.#rows = [];
+			this.#header = ["pi-fold: no session is open yet"];
+		} else {
+			const ratio = runtime.meter.calibration.ratioFor(modelKey(ctx.model));
+			const shown = windowCosts(lattice, view.context, this.#tokens).shownAt.map((t) => t * ratio);
+			const freed = over.ok ? new Map(over.overview.marks.map((m) => [m.id, m.freed])) : undefined;
+			this.#rows = windowRows({ lattice, context: view.context, shown, staged: runtime.staged, freed });
+			this.#header = headerLines(over.ok ? over.overview : undefined, this.#rows, runtime.staged);
+		}
+		const anchor = this.#anchor?.key;
+		const items: SelectItem[] = this.#rows.map((r) => ({
+			value: r.key,
+			label: r.key === anchor ? `${r.label} ◀from` : r.label,
+			description: printable(r.text),
+		}));
+		const list = new SelectList(items, VISIBLE_ROWS, listTheme(this.#deps.theme), {
+			minPrimaryColumnWidth: 24,
+			maxPrimaryColumnWidth: 64,
+		});
+		const at = key === undefined ? -1 : this.#rows.findIndex((r) => r.key === key);
+		list.setSelectedIndex(at >= 0 ? at : index);
+		list.onSelect = () => this.#gesture("enter");
+		list.onCancel = () => this.#cancel();
+		this.#list = list;
+		return list;
+	}
+
+	#source(): BuiltFrom {
+		const { runtime } = this.#deps;
+		return {
+			lattice: runtime.lattice,
+			staged: runtime.staged.length,
+			entries: runtime.view?.context.entries.length ?? 0,
+		};
+	}
+
+	/** The agent may run while the editor is open: rows made from an older lattice are rebuilt. */
+	#catchUp(): void {
+		const now = this.#source();
+		const built = this.#built;
+		if (built && (built.lattice !== now.lattice || built.staged !== now.staged || built.entries !== now.entries))
+			this.#reload();
+	}
+
+	#reload(key?: string): void {
+		const selected = this.selected;
+		const index = selected ? this.#rows.indexOf(selected) : 0;
+		this.#refresh(key ?? selected?.key, index);
+	}
+
+	#cancel(): void {
+		if (this.#anchor) {
+			this.#anchor = undefined;
+			this.#say("mark cancelled: nothing changed");
+			this.#reload();
+			return;
+		}
+		this.#deps.close();
+	}
+
+	#gesture(key: EditorKey): void {
+		const row = this.selected;
+		if (!row) {
+			this.#say("the map is empty: nothing to act on", true);
+			return;
+		}
+		const answer = this.#carryOut(intentFor(key, row, this.#anchor), row);
+		this.#say(answer.text, answer.error);
+		// A refusal changed nothing: the map stays as it is drawn.
+		if (!answer.error || answer.reload) this.#reload(answer.select);
+	}
+
+	/** Run one intent through FoldActions; what to say, and which row to select after a change. */
+	#carryOut(intent: Intent, row: EditorRow): Answer {
+		const { actions, ctx } = this.#deps;
+		switch (intent.type) {
+			case "expand": {
+				const r = actions.stageWindowEdit("expand", intent.id, ctx);
+				if (!r.ok) return refused(r.reason);
+				return {
+					text: `${intent.id} expands at the next turn: ~${r.delta} tokens more, the next request ~${r.next} of ${r.budget}`,
+				};
+			}
+			case "preview":
+				return this.#deepen(intent.row);
+			case "anchor":
+				this.#anchor = intent.row;
+				return {
+					text: `marking from ${intent.row.fold?.id ?? `entry ${intent.row.entryIds[0]}`}: move to the span's last row and press m (the same row: it alone)`,
+				};
+			case "mark": {
+				this.#anchor = undefined;
+				const check = actions.mark(intent.from, intent.to, undefined, { check: true });
+				if (!check.ok) return { ...refused(check.reason), reload: true };
+				this.#askBrief(intent.from, intent.to);
+				return {
+					text: `span ${intent.from}..${intent.to} (${check.fold.end - check.fold.start} entries) can be marked`,
+				};
+			}
+			case "unmark": {
+				const r = actions.unmark(intent.id);
+				if (!r.ok) return refused(r.reason);
+				return {
+					text: `mark ${intent.id} withdrawn: its ${r.fold.end - r.fold.start} entries stay raw`,
+					select: `raw:${row.entryIds[0]}`,
+				};
+			}
+			case "pin": {
+				const r = actions.pin(intent.ids, ctx);
+				if (!r.ok) return refused(r.reason);
+				return { text: `pinned ${r.entryIds.length} entries: ~${r.pinnedTokens} of at most ${r.cap} tokens pinned` };
+			}
+			case "unpin": {
+				const r = actions.unpin(intent.ids);
+				if (!r.ok) return refused(r.reason);
+				return { text: `unpinned ${r.entryIds.length} entries: they may fold again` };
+			}
+			case "refuse":
+				return refused(intent.reason);
+		}
+	}
+
+	/** Open the brief prompt for a checked span; Enter marks it, Esc leaves everything as it was. */
+	#askBrief(from: string, to: string): void {
+		const input = new Input();
+		input.focused = this.#focused;
+		input.onSubmit = (value) => {
+			this.#brief = undefined;
+			const r = this.#deps.actions.mark(from, to, value.trim() === "" ? undefined : value);
+			if (!r.ok) return this.#say(r.reason, true);
+			const who = r.fold.provenance === "supplied" ? "your brief" : "a brief the runtime writes at commit";
+			this.#say(`marked ${r.fold.id} (${r.fold.end - r.fold.start} entries, ${r.fold.kind}) with ${who}`);
+			this.#reload(`fold:${r.fold.id}`);
+		};
+		input.onEscape = () => {
+			this.#brief = undefined;
+			this.#say("mark cancelled: nothing changed");
+		};
+		this.#brief = input;
+	}
+
+	/** Show more of a row's text: a fold's verified source (peek, no tool result), a raw row's entries. */
+	#deepen(row: EditorRow): Answer {
+		const level = this.#preview?.key === row.key ? Math.min(this.#preview.level + 1, PREVIEW_STEPS.length - 1) : 0;
+		const { bytes } = PREVIEW_STEPS[level];
+		if (row.fold) {
+			const r = this.#deps.actions.peek(row.fold.id, { bytes });
+			if (!r.ok) return refused(r.reason);
+			const source = r.verifiedBy === "store" ? "the fold store" : "the session";
+			this.#preview = {
+				key: row.key,
+				level,
+				title: `${row.fold.id}: bytes ${r.slice.start}..${r.slice.end} of ${r.slice.total}, verified by SHA-256 from ${source}`,
+				text: r.slice.text,
+			};
+		} else {
+			const view = this.#deps.runtime.view;
+			if (!view) return refused("no session is open yet");
+			const text = row.entryIds.map((_, i) => entryText(view.context.texts[row.start + i] ?? "")).join("\n\n");
+			const slice = sliceUtf8(text, 0, bytes);
+			this.#preview = {
+				key: row.key,
+				level,
+				title: `${row.entryIds.length} raw entries: bytes 0..${slice.end} of ${slice.total}`,
+				text: slice.text,
+			};
+		}
+		return { text: `preview ${level + 1} of ${PREVIEW_STEPS.length}; the window is unchanged` };
+	}
+}
+
+/** Session text drawn in the terminal: its own escape codes and control characters out. */
+function printable(text: string): string {
+	return replaceControlCharacters(stripTerminalSequences(text));
+}
+
+function listTheme(theme: Paint): SelectListTheme {
+	return {
+		selectedPrefix: (t) => theme.fg("accent", t),
+		selectedText: (t) => theme.fg("accent", t),
+		description: (t) => theme.fg("muted", t),
+		scrollInfo: (t) => theme.fg("dim", t),
+		noMatch: (t) => theme.fg("muted", t),
+	};
+}
+
+/** The map as plain lines, for modes without the interactive TUI. */
+export function mapText(header: readonly string[], rows: readonly EditorRow[]): string {
+	return [...header, ...rows.map((r) => `${r.label}  ${r.text}`)].join("\n");
+}
+
+/** The /fold-editor command: the component in the TUI, the map as a message elsewhere. Never throws. */
+export async function openFoldEditor(handle: RuntimeHandle, args: string, ctx: ExtensionCommandContext): Promise<void> {
+	const runtime = handle.get();
+	const actions = handle.actions();
+	if (!runtime || !actions) {
+		ctx.ui.notify(`/fold-editor: pi-fold is not running (${handle.reason() ?? "no runtime yet"})`, "error");
+		return;
+	}
+	const select = args.trim() || undefined;
+	if (select !== undefined && (!isFoldId(select) || !actions.lattice()?.get(select))) {
+		ctx.ui.notify(
+			`/fold-editor refused: ${JSON.stringify(select)} is not a fold of this session (usage: /fold-editor [fold id])`,
+			"error",
+		);
+		return;
+	}
+	if (ctx.mode !== "tui" || !ctx.hasUI) {
+		const editor = new FoldEditor({
+			actions,
+			runtime,
+			ctx,
+			theme: { fg: (_c, t) => t, bold: (t) => t },
+			requestRender: () => undefined,
+			close: () => undefined,
+		});
+		ctx.ui.notify(
+			`${mapText(editor.header, editor.rows)}\nThe editor's keys (Enter, m, u, p) need the interactive TUI; /fold and /fold-status work in every mode.`,
+			"info",
+		);
+		return;
+	}
+	await ctx.ui.custom<void>(
+		(tui, theme, _keys, done) =>
+			new FoldEditor({
+				actions,
+				runtime,
+				ctx,
+				theme,
+				select,
+				height: () => tui.terminal.rows,
+				requestRender: () => tui.requestRender(),
+				close: () => done(),
+			}),
+		{ overlay: true, overlayOptions: { width: "90%", maxHeight: `${OVERLAY_HEIGHT * 100}%`, anchor: "center" } },
+	);
+}

@@ -1,0 +1,302 @@
+// /fold and /fold-status on a real session, through session.prompt("/...") with a recording
+// uiContext (0 model calls). The workload runs under a budget large enough that no commit fires by
+// itself, so every pending mark is the frontier's and every fold after it is the person's. The
+// captured requests are the oracle: a /fold changes nothing until the next turn's boundary, then
+// the next request shows the span folded, as one rewrite attributed to /fold.
+import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
+import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FOLD_TIMING, foldArgs, foldCompletions } from "../src/commands/fold.ts";
+import type { FoldId } from "../src/fold-types.ts";
+import { type PiFold, registerPiFold } from "../src/index.ts";
+import type { FoldRuntime } from "../src/runtime/runtime.ts";
+import { RECORD_TYPE } from "../src/session/journal.ts";
+import { makeSession, removeTempDirs, type TestSession, textOf } from "./helpers/pi-harness.ts";
+import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
+
+/** Large enough that the workload (~40% of it) never reaches maxTarget: no commit fires by itself. */
+const BUDGET = 100_000;
+
+interface Note {
+	message: string;
+	type: string | undefined;
+}
+
+/** A recording uiContext (REPORT.md 8): a plain object with own enumerable methods. */
+function recordingUi(notes: Note[]): ExtensionUIContext {
+	const theme = { fg: (_c: string, s: string) => s, bold: (s: string) => s };
+	const noop = () => undefined;
+	const ui: Record<string, unknown> = {
+		notify: (message: string, type?: string) => void notes.push({ message, type }),
+		getEditorText: () => "",
+		getAllThemes: () => [],
+		setTheme: () => ({ success: false }),
+		getToolsExpanded: () => false,
+	};
+	for (const k of ["select", "confirm", "input", "editor", "custom"]) ui[k] = () => Promise.resolve(undefined);
+	for (const k of [
+		"onTerminalInput",
+		"setStatus",
+		"setWorkingMessage",
+		"setWorkingVisible",
+		"setWorkingIndicator",
+		"setHiddenThinkingLabel",
+		"setWidget",
+		"setFooter",
+		"setHeader",
+		"setTitle",
+		"pasteToEditor",
+		"setEditorText",
+		"addAutocompleteProvider",
+		"setEditorComponent",
+		"getEditorComponent",
+		"getTheme",
+		"setToolsExpanded",
+	])
+		ui[k] = noop;
+	Object.defineProperty(ui, "theme", { get: () => theme, enumerable: true });
+	return ui as unknown as ExtensionUIContext;
+}
+
+afterAll(removeTempDirs);
+
+describe("/fold and /fold-status on a real session", () => {
+	let h: TestSession;
+	let fold: PiFold;
+	let rt: FoldRuntime;
+	const notes: Note[] = [];
+	/** The marks the workload left, in transcript order. */
+	let marks: FoldId[] = [];
+	let merged: FoldId = "";
+
+	/** Run one command; it must answer exactly once, without a model call. */
+	const command = async (line: string): Promise<Note> => {
+		const before = { notes: notes.length, requests: h.captured.length };
+		await h.session.prompt(line);
+		expect(notes.length - before.notes, `${line} answers once`).toBe(1);
+		expect(h.captured.length).toBe(before.requests);
+		return notes[notes.length - 1];
+	};
+	const state = () => ({
+		lattice: rt.lattice?.snapshot(),
+		staged: rt.staged.map((s) => ({ ...s })),
+		foldRequested: rt.foldRequested,
+		records: h.session.sessionManager.getBranch().filter((e) => e.type === "custom" && e.customType === RECORD_TYPE)
+			.length,
+	});
+	/** One more prompt: an ls call, then a reply. Returns its two requests and the request before them. */
+	const nextPrompt = async (): Promise<{ previous: Message[]; reqs: Message[][] }> => {
+		const from = h.captured.length;
+		const previous = h.captured[from - 1].context.messages as Message[];
+		h.script([
+			fauxAssistantMessage(fauxToolCall("ls", { path: "." }, { id: `ls-${from}` }), { stopReason: "toolUse" }),
+			fauxAssistantMessage(fauxText("listed")),
+		]);
+		await h.session.prompt("List the directory.");
+		const reqs = h.captured.slice(from).map((c) => c.context.messages as Message[]);
+		expect(reqs).toHaveLength(2);
+		return { previous, reqs };
+	};
+	/** Tool call ids of a fold's span: a request shows the span raw exactly when it carries them. */
+	const callIdsOf = (id: FoldId): string[] => {
+		const lattice = rt.lattice;
+		const f = lattice?.get(id);
+		const entries = rt.view?.context.entries ?? [];
+		// Its own leaves only: a chapter mark may hold committed folds, whose calls are not shown raw.
+		const own = f ? entries.slice(f.start, f.end).filter((e) => lattice?.foldOf(e.id) === id) : [];
+		return own.flatMap((e) => e.toolCallIds ?? []);
+	};
+	const carries = (messages: readonly Message[], callId: string) =>
+		messages.some((m) => m.role === "toolResult" && m.toolCallId === callId);
+
+	beforeAll(async () => {
+		let registered: PiFold | undefined;
+		h = await makeSession({
+			cwd: WORKLOAD_ROOT,
+			persist: true,
+			contextWindow: 1_000_000,
+			extensions: [
+				(pi) => {
+					registered = registerPiFold(pi, { providerInputBudget: BUDGET });
+				},
+			],
+		});
+		h.script(workloadSteps(12, { seed: 3 }));
+		await h.session.prompt(WORKLOAD_PROMPT);
+		const r = registered?.runtime.get();
+		if (!registered || !r) throw new Error(`no runtime: ${registered?.runtime.reason()}`);
+		fold = registered;
+		rt = r;
+		marks = (rt.lattice?.pending() ?? []).map((f) => f.id);
+		await h.session.bindExtensions({ uiContext: recordingUi(notes), mode: "tui" });
+	}, 240_000);
+	afterAll(() => h?.dispose());
+
+	it("the workload left only pending marks: nothing folded by itself", () => {
+		expect(rt.commits).toEqual([]);
+		expect(marks.length).toBeGreaterThanOrEqual(3);
+		expect(rt.status().problems).toEqual([]);
+	});
+
+	it("/fold-status names the budget, occupancy, every mark with what it frees, pins and the counters", async () => {
+		const note = await command("/fold-status");
+		expect(note.type).toBe("info");
+		expect(note.message).toContain(`budget: ${BUDGET} tokens (providerInputBudget)`);
+		expect(note.message).toMatch(/occupancy \(next request, calibrated\): \d+ tokens = [\d.]+% of the budget/);
+		for (const id of marks) expect(note.message).toMatch(new RegExp(`mark ${id}: .*frees ~\\d+ tokens`));
+		expect(note.message).toMatch(/^pins: 0 entries/m);
+		expect(note.message).toMatch(/^rewrites: \d+ requests = .* \+ 0 unattributed$/m);
+		expect(note.message).toContain("staged for the next turn: nothing");
+		expect(note.message).toMatch(/^-- window: ~\d+ of 100000 tokens/m);
+	});
+
+	it("bad /fold arguments get the specific refusal and change nothing", async () => {
+		const before = state();
+		const cases: [string, RegExp][] = [
+			["/fold notafold", /"notafold" is not a fold id/],
+			["/fold f0000000000", /unknown fold f0000000000/],
+			[`/fold ${marks[0]} f0000000000`, /unknown fold f0000000000/],
+		];
+		for (const [line, reason] of cases) {
+			const note = await command(line);
+			expect(note.type).toBe("error");
+			expect(note.message).toMatch(/^\/fold refused, nothing changed: /);
+			expect(note.message).toMatch(reason);
+			expect(state()).toEqual(before);
+		}
+	});
+
+	it("completes /fold with the pending marks not typed yet", () => {
+		const complete = foldCompletions(fold.runtime);
+		expect(complete("")?.map((i) => i.label)).toEqual(marks);
+		expect(complete(`${marks[0]} `)?.map((i) => i.label)).toEqual(marks.slice(1));
+		expect(complete("fzz")).toBeNull();
+		expect(foldArgs(" a, b  c ")).toEqual(["a", "b", "c"]);
+	});
+
+	it("/fold <a> <b> merges two marks into one span and folds exactly it at the next turn", async () => {
+		const [a, b] = marks;
+		const span = { start: rt.lattice?.get(a)?.start, end: rt.lattice?.get(b)?.end };
+		const note = await command(`/fold ${a} ${b}`);
+		expect(note.type).toBe("info");
+		expect(note.message).toContain(FOLD_TIMING);
+		expect(note.message).toContain(`${a} + ${b} merged into one span`);
+		merged = /^\/fold: (f[0-9a-f]{10}) /.exec(note.message)?.[1] ?? "";
+		// One pending mark over both spans (and whatever lay between them); the two are gone.
+		expect(rt.lattice?.get(merged)).toMatchObject({ state: "pending", ...span });
+		expect(rt.lattice?.get(a)).toBeUndefined();
+		expect(rt.lattice?.get(b)).toBeUndefined();
+		expect(rt.foldRequested).toBe(true);
+		const calls = callIdsOf(merged);
+		expect(calls.length).toBeGreaterThan(0);
+		const others = marks.slice(2);
+
+		const before = rt.status().rewrites;
+		const { previous, reqs } = await nextPrompt();
+		// Nothing moved at the command: the first request only appends to the one before it.
+		expect(isAppendOf(previous, reqs[0])).toBe(true);
+		for (const c of calls) expect(carries(reqs[0], c)).toBe(true);
+		// The boundary after it committed: the span is gone, its brief names it, the pairing holds.
+		for (const c of calls) expect(carries(reqs[1], c)).toBe(false);
+		expect(reqs[1].some((x) => textOf(x).includes(`[pi-fold ${merged}]`))).toBe(true);
+		expect(pairingProblems(reqs[1])).toEqual([]);
+		expect(rt.commits.at(-1)).toMatchObject({ reason: "fold", committed: [merged] });
+		for (const id of others) expect(rt.lattice?.get(id)?.state).toBe("pending");
+		const after = rt.status().rewrites;
+		expect(after.attributed.fold).toBe(before.attributed.fold + 1);
+		expect(after.unattributed).toBe(0);
+		expect(rt.foldRequested).toBe(false);
+	});
+
+	it("/fold commits every staged mark at the next turn", async () => {
+		const pending = (rt.lattice?.pending() ?? []).map((f) => f.id);
+		expect(pending.length).toBeGreaterThan(0);
+		const calls = pending.flatMap(callIdsOf);
+		expect(calls.length).toBeGreaterThan(0);
+		const note = await command("/fold");
+		expect(note.type).toBe("info");
+		expect(note.message).toContain(
+			`${pending.length} staged mark${pending.length === 1 ? "" : "s"} (${pending.join(", ")})`,
+		);
+		expect(note.message).toContain(FOLD_TIMING);
+		expect(note.message).toMatch(/frees ~\d+ tokens of 100000/);
+		const before = rt.status().rewrites;
+		const { previous, reqs } = await nextPrompt();
+		expect(isAppendOf(previous, reqs[0])).toBe(true);
+		for (const c of calls) expect(carries(reqs[0], c)).toBe(true);
+		for (const c of calls) expect(carries(reqs[1], c)).toBe(false);
+		for (const id of pending) expect(rt.lattice?.get(id)?.state).toBe("committed");
+		expect(rt.commits.at(-1)).toMatchObject({ reason: "fold" });
+		expect([...(rt.commits.at(-1)?.committed ?? [])].sort()).toEqual([...pending].sort());
+		const after = rt.status().rewrites;
+		expect(after.attributed.fold).toBe(before.attributed.fold + 1);
+		expect(after.unattributed).toBe(0);
+	});
+
+	it("/fold on a folded fold is refused; on an expanded fold it refolds at the next turn", async () => {
+		const before = state();
+		const refused = await command(`/fold ${merged}`);
+		expect(refused).toEqual({ message: expect.stringContaining(`fold ${merged} is already folded`), type: "error" });
+		expect(state()).toEqual(before);
+
+		// The visible fold holding the merged span (a later chapter mark may have folded it in).
+		const lattice = rt.lattice;
+		const inner = lattice?.get(merged);
+		const target = lattice?.visibleRoots().find((id) => {
+			const f = lattice.get(id);
+			return f && inner && f.start <= inner.start && inner.end <= f.end;
+		});
+		if (!target || !inner) throw new Error("the merged fold is not visible");
+		const shows = (m: readonly Message[], id: FoldId) => m.some((x) => textOf(x).includes(`[pi-fold ${id}]`));
+		// The agent expands it (its tool): the request after that shows its children instead of its brief.
+		const from = h.captured.length;
+		h.script([
+			fauxAssistantMessage(fauxToolCall("pi_fold_context", { action: "expand", id: target }, { id: "expand-1" }), {
+				stopReason: "toolUse",
+			}),
+			fauxAssistantMessage(fauxText("expanded")),
+		]);
+		await h.session.prompt("Expand that fold.");
+		expect(rt.lattice?.get(target)?.state).toBe("expanded");
+		const expanded = h.captured.slice(from).map((c) => c.context.messages as Message[]);
+		expect(shows(expanded[1], target)).toBe(false);
+
+		const rewrites = rt.status().rewrites;
+		const note = await command(`/fold ${target}`);
+		expect(note).toEqual({ message: `/fold: ${target} refolds at the next turn`, type: "info" });
+		expect(rt.staged).toEqual([{ op: "refold", id: target }]);
+		const { previous, reqs } = await nextPrompt();
+		expect(isAppendOf(previous, reqs[0])).toBe(true);
+		expect(shows(reqs[0], target)).toBe(false);
+		expect(shows(reqs[1], target)).toBe(true);
+		if (target !== merged) expect(shows(reqs[1], merged)).toBe(false);
+		expect(pairingProblems(reqs[1])).toEqual([]);
+		expect(rt.lattice?.get(target)?.state).toBe("committed");
+		const after = rt.status().rewrites;
+		expect(after.attributed.expand).toBe(rewrites.attributed.expand + 1);
+		expect(after.unattributed).toBe(0);
+		expect(rt.status().problems).toEqual([]);
+	});
+});
+
+describe("/fold on a session with nothing marked", () => {
+	it("refuses and says why; /fold-status still answers", async () => {
+		const h = await makeSession({ extensions: [(pi) => void registerPiFold(pi, { providerInputBudget: BUDGET })] });
+		try {
+			const notes: Note[] = [];
+			await h.session.bindExtensions({ uiContext: recordingUi(notes), mode: "tui" });
+			await h.session.prompt("/fold");
+			expect(notes).toEqual([
+				{ message: expect.stringMatching(/^\/fold refused, nothing changed: no staged marks to fold/), type: "error" },
+			]);
+			await h.session.prompt("/fold-status");
+			expect(notes[1].type).toBe("info");
+			expect(notes[1].message).toContain("pending marks: 0");
+			expect(notes[1].message).toContain("occupancy (next request, calibrated): not measured yet");
+			expect(h.captured).toEqual([]);
+		} finally {
+			h.dispose();
+		}
+	});
+});
