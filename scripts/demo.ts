@@ -1,123 +1,61 @@
-// npm run demo — the core on a real Pi session file: every entry's persisted JSON line is
-// hashed (its leaf identity) and token-estimated in one batch each, tool batches get fold
-// identities, and everything is checked against node:crypto. Input: a path argument, else
-// the shared real session fixture, else a short session recorded here and now by Pi itself
-// (offline, scripted model, real tools over real files; `npm run demo -- --record` forces that).
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+// npm run demo — pi-fold's main job, side by side: one real offline Pi session per arm (pi-fold, Pi's
+// native compaction, no management) over the bundled workload, at the session benchmark's defaults
+// (bench/lib/session-compare.ts runs it, exactly as `npm run bench:session` does). Prints the table and
+// the planted-value outcomes; writes session.json and session.svg into demo-output/ (git-ignored).
+// Accepts the benchmark's flags, e.g. `npm run demo -- --stages 16` or `--out-dir DIR`.
+// The core-only demo (hashing a session file) is `npm run demo:core` (scripts/demo-core.ts).
 import { fileURLToPath } from "node:url";
-import { DIGEST_BYTES, nodeCore, toHex } from "../bindings/node.ts";
+import { parseSessionArgs, runSessionCompare, SessionArgsError } from "../bench/lib/session-compare.ts";
+import {
+	headerText,
+	healthText,
+	tableText,
+	targetsText,
+	valuesText,
+	writeSessionFiles,
+} from "../bench/lib/session-output.ts";
 import { removeTempDirs } from "../test/helpers/pi-harness.ts";
-import { recordDemoSession } from "./demo-session.ts";
 
-const FIXTURE = fileURLToPath(
-	new URL("../../shared/fixtures/sessions/pi-mono-before-compaction.jsonl", import.meta.url),
-);
+const OUT = fileURLToPath(new URL("../demo-output/", import.meta.url));
 
-async function pickSession(): Promise<{ file: string; origin: string }> {
-	const arg = process.argv[2];
-	if (arg && arg !== "--record") {
-		if (!existsSync(arg)) {
-			console.error(`pi-fold demo: no such session file: ${arg}`);
-			process.exit(2);
-		}
-		return { file: arg, origin: "given on the command line" };
-	}
-	if (arg !== "--record" && existsSync(FIXTURE))
-		return { file: FIXTURE, origin: "the shared real Pi session fixture (MIT, from Pi's tests)" };
-	return {
-		file: await recordDemoSession(),
-		origin: "recorded just now by Pi 1.6 offline (scripted model, real tools)",
-	};
-}
+const WHAT_IS_REAL =
+	"What is simulated and what is real: only the model is simulated. A scripted faux provider (pi-ai's) " +
+	"plays the agent and makes the same read/bash/ls calls in every arm; its token counts are the faux " +
+	"provider's cache model (4 characters a token; the part of a prompt shared with that session's previous " +
+	"request is read from the cache, the rest is written fresh), priced with the card above. Everything else is real: Pi 1.6's " +
+	"AgentSession runs every turn, its read, bash and ls tools run over the real files of Pi's own dist/ as " +
+	"installed from npm, Pi's own compaction summarises in the native arm, and in the pi-fold arm pi-fold's " +
+	"runtime, its fold store on disk and its WebAssembly core fold, hash and verify the session. The faux " +
+	"model takes requests larger than the window, so the none arm can run to the end; a real provider " +
+	"would refuse them.";
 
-interface Entry {
-	type: string;
-	message?: { role?: string; content?: unknown; toolCallId?: string };
-}
-
-const { file, origin } = await pickSession();
-const lines = readFileSync(file, "utf8")
-	.split("\n")
-	.filter((l) => l.length > 0);
-const entries = lines.map((l, i) => {
-	try {
-		return JSON.parse(l) as Entry;
-	} catch {
-		throw new Error(`${file}:${i + 1} is not a JSON line`);
-	}
-});
-removeTempDirs(); // a recorded session's temp dirs; the lines are in memory now
-const core = nodeCore();
-const t0 = performance.now();
-const leaves = core.hashSpans(lines);
-const t1 = performance.now();
-const tokens = core.estimateTokensBatch(lines);
-const t2 = performance.now();
-
-// Leaf identities must equal node:crypto's SHA-256 of the same persisted bytes.
-let mismatches = 0;
-for (let i = 0; i < lines.length; i++) {
-	if (createHash("sha256").update(lines[i]).digest("hex") !== toHex(leaves, i * 32, i * 32 + 32)) mismatches++;
-}
-
-// Complete tool batches: an assistant entry with tool calls followed by all of their results.
-const batches: { first: number; last: number }[] = [];
-for (let i = 0; i < entries.length; i++) {
-	const m = entries[i].message;
-	if (m?.role !== "assistant" || !Array.isArray(m.content)) continue;
-	const calls = new Set(
-		(m.content as { type?: string; id?: string }[]).filter((b) => b.type === "toolCall").map((b) => b.id),
+async function main(): Promise<void> {
+	const { options, outDir } = await parseSessionArgs(process.argv.slice(2));
+	const result = await runSessionCompare(options);
+	const files = writeSessionFiles(
+		result,
+		outDir ?? OUT,
+		`node scripts/demo.ts ${process.argv.slice(2).join(" ")}`.trim(),
 	);
-	let j = i + 1;
-	while (calls.size > 0 && j < entries.length && entries[j].message?.role === "toolResult") {
-		calls.delete(entries[j].message?.toolCallId);
-		j++;
-	}
-	if (j > i + 1 && calls.size === 0) batches.push({ first: i, last: j - 1 });
-}
-const t3 = performance.now();
-const identities = batches.map((b) => core.foldIdentity(leaves.subarray(b.first * 32, (b.last + 1) * 32)));
-const t4 = performance.now();
-const session = core.foldIdentity(leaves);
-
-const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
-const estimated = tokens.reduce((a, b) => a + b, 0);
-const quarter = lines.reduce((n, l) => n + Math.ceil(l.length / 4), 0);
-const batchTokens = batches.reduce((n, b) => {
-	for (let i = b.first; i <= b.last; i++) n += tokens[i];
-	return n;
-}, 0);
-const byType = new Map<string, number>();
-for (const e of entries) {
-	const k = e.message?.role ? `${e.type}:${e.message.role}` : e.type;
-	byType.set(k, (byType.get(k) ?? 0) + 1);
+	const sections = [
+		headerText(result),
+		tableText(result),
+		valuesText(result),
+		targetsText(result),
+		healthText(result),
+		WHAT_IS_REAL,
+		`chart: ${files.svg}\njson:  ${files.json}`,
+	];
+	console.log(sections.filter(Boolean).join("\n\n"));
+	if (result.health.length > 0) process.exitCode = 1;
 }
 
-console.log(`pi-fold core ${core.version} (self-check ${core.selfCheck().ok ? "ok" : "FAILED"})`);
-console.log(`session: ${file}\n  ${origin}`);
-console.log(
-	`  ${entries.length} entries, ${(bytes / 1e6).toFixed(2)} MB: ${[...byType].map(([k, n]) => `${k} ${n}`).join(", ")}`,
-);
-console.log("");
-console.log("| what | result |");
-console.log("|---|---|");
-console.log(
-	`| leaf identities (SHA-256 of each persisted line) | ${lines.length} in ${(t1 - t0).toFixed(1)} ms, ${mismatches} mismatches vs node:crypto |`,
-);
-console.log(`| estimated tokens (core) | ${estimated.toLocaleString("en")} in ${(t2 - t1).toFixed(1)} ms |`);
-console.log(`| chars/4 for comparison | ${quarter.toLocaleString("en")} |`);
-console.log(
-	`| complete tool batches (foldable units) | ${batches.length}, holding ${batchTokens.toLocaleString("en")} estimated tokens (${((100 * batchTokens) / estimated).toFixed(0)}%) |`,
-);
-console.log(`| fold identities of those batches | ${identities.length} in ${(t4 - t3).toFixed(2)} ms |`);
-console.log(`| identity of the whole session as one fold | ${toHex(session).slice(0, 16)}... |`);
-const biggest = [...tokens.keys()].sort((a, b) => tokens[b] - tokens[a]).slice(0, 3);
-console.log("\nlargest entries (what a fold would take out of the window first):");
-for (const i of biggest) {
-	const m = entries[i].message;
-	console.log(
-		`  #${i} ${m?.role ?? entries[i].type}: ~${tokens[i]} tokens, sha256 ${toHex(leaves, i * DIGEST_BYTES, i * DIGEST_BYTES + 8)}...`,
-	);
+try {
+	await main();
+} catch (e) {
+	if (!(e instanceof SessionArgsError)) throw e;
+	console.error(`pi-fold demo: ${e.message}`);
+	process.exitCode = 2;
+} finally {
+	removeTempDirs();
 }
-if (mismatches > 0) process.exitCode = 1;

@@ -249,6 +249,24 @@ describe("the frontier on synthetic sessions", () => {
 		expect(lattice.get(lattice.foldOf(gap)!)?.children).toContainEqual({ type: "fold", id: m.id });
 	});
 
+	it("small gaps on both sides of one committed fold become one mark over both (never two overlapping)", () => {
+		const b = new Builder();
+		b.bashExecution();
+		const opening = b.user("short task");
+		b.calls(["read"], 9000);
+		const [gap] = b.calls(["read"], 500) as string[];
+		b.bashExecution();
+		b.user("next");
+		const context = b.context();
+		const lattice = relattice(context);
+		const batch = context.entries.slice(2, 4);
+		const m = lattice.mark(batch[0].id, batch[1].id, "tool-batch", { brief: "a batch" });
+		if (!m.ok) throw new Error(m.reason);
+		expect(lattice.commit([m.id]).ok).toBe(true);
+		const got = pass(context, lattice, settings());
+		expect(got).toEqual([{ from: opening, to: gap, kind: "chapter" }]);
+	});
+
 	it("grows event by event: every pass valid, the lattice always accepts, nothing proposed twice", () => {
 		const b = new Builder();
 		const s = settings({ minFoldChars: 4000 });

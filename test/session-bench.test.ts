@@ -1,11 +1,16 @@
-// A short run of both arms of the session benchmark (bench/session.bench.ts): the accounting adds up
-// and agrees with what Pi itself recorded, and the planted values are reported for every arm. The
-// figures themselves (ratios, targets) belong to the benchmark; nothing here is timed.
+// A short run of the three arms of the session benchmark (bench/session.bench.ts): the accounting adds
+// up and agrees with what Pi itself recorded, the planted values are reported for every arm, and the
+// "none" arm is what the fresh-input floor says it is (the conversation written to the cache once). Also
+// the floor verdict and the report extensions the benchmark uses. The figures themselves (ratios,
+// targets) belong to the benchmark; nothing here is timed.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plantValues } from "../bench/lib/recall-agent.ts";
-import { type ArmConfig, type ArmRun, runArm } from "../bench/lib/session-arms.ts";
+import { type ArmConfig, type ArmName, type ArmRun, runArm } from "../bench/lib/session-arms.ts";
+import { floorAnalysis } from "../bench/lib/session-compare.ts";
 import { summarizeArm } from "../src/report/arm-report.ts";
+import { renderRequestChart } from "../src/report/chart-svg.ts";
 import { costOf } from "../src/report/price-card.ts";
+import { ARM_TABLE_ROWS, FRESH_ABOVE_FLOOR_ROW, OVER_WINDOW_ROW, renderArmTable } from "../src/report/table.ts";
 import { removeTempDirs } from "./helpers/pi-harness.ts";
 
 const STAGES = 16;
@@ -25,18 +30,18 @@ const CONFIG: ArmConfig = {
 	piFoldOptions: { thresholds: { consolidateAfter: 2 } },
 };
 
+const ARMS: ArmName[] = ["native", "pi-fold", "none"];
 const runs = new Map<string, ArmRun>();
 
 beforeAll(async () => {
-	runs.set("native", await runArm("native", CONFIG));
-	runs.set("pi-fold", await runArm("pi-fold", CONFIG));
-}, 120_000);
+	for (const arm of ARMS) runs.set(arm, await runArm(arm, CONFIG));
+}, 180_000);
 afterAll(() => removeTempDirs());
 
 const OUTCOMES = ["visible", "recovered", "lost", "lost (peek unavailable)"];
 const strip = <T extends { kind?: string }>({ kind: _k, ...rest }: T) => rest;
 
-describe.each(["native", "pi-fold"])("session benchmark arm %s", (arm) => {
+describe.each(ARMS)("session benchmark arm %s", (arm) => {
 	const run = () => runs.get(arm) as ArmRun;
 
 	it("meters every request the provider received, and the totals are the sums over them", () => {
@@ -55,6 +60,7 @@ describe.each(["native", "pi-fold"])("session benchmark arm %s", (arm) => {
 		);
 		expect(a.peakPromptTokens).toBe(Math.max(...r.records.map((x) => x.promptTokens)));
 		for (const x of r.records) expect(x.promptTokens).toBe(x.input + x.cacheRead + x.cacheWrite);
+		expect(r.overWindow).toBe(r.records.filter((x) => x.promptTokens > CONFIG.contextWindow).length);
 	});
 
 	it("agrees with the usage Pi stored: each answer's usage, in order, and its compactions' summary usage", () => {
@@ -108,5 +114,100 @@ describe("the arms differ where they should", () => {
 		for (const v of recovered) expect(v.via).toMatch(/^f[0-9a-f]{10}$/);
 		expect(r.recallCalls.status).toBe(1);
 		expect(r.recallCalls.peeks).toBeGreaterThan(0);
+	});
+});
+
+describe("the none arm: no compaction, no pi-fold", () => {
+	const none = () => runs.get("none") as ArmRun;
+
+	it("ran with Pi's compaction off over the shared settings, and nothing summarised or folded", () => {
+		const r = none();
+		const shared = CONFIG.settings?.compaction as Record<string, unknown>;
+		expect(r.settings).toEqual({ compaction: { ...shared, enabled: false } });
+		expect(runs.get("native")?.settings).toEqual(CONFIG.settings);
+		expect(r.compactions).toBe(0);
+		expect(r.records.some((x) => x.kind === "summary")).toBe(false);
+		expect(r.fold).toBeUndefined();
+		expect(r.recallCalls).toEqual({ status: 0, probes: 0, peeks: 0 });
+		expect(r.values.every((v) => v.outcome === "visible")).toBe(true);
+	});
+
+	it("went past the window (a real provider would have refused those requests), where the managed arms did not", () => {
+		expect(none().overWindow).toBeGreaterThan(0);
+		expect(runs.get("native")?.overWindow).toBe(0);
+		expect(runs.get("pi-fold")?.overWindow).toBe(0);
+	});
+
+	it("only ever appends: each request reads the previous prompt from the cache, so its fresh input is the conversation written once", () => {
+		const r = none().records;
+		for (let i = 1; i < r.length; i++) expect(r[i].cacheRead).toBe(r[i - 1].promptTokens);
+		const fresh = summarizeArm("none", r).freshInput;
+		expect(fresh).toBe(r[r.length - 1].promptTokens);
+		// The floor: every policy writes each appended message at least once.
+		for (const arm of ["native", "pi-fold"]) {
+			expect(summarizeArm(arm, runs.get(arm)?.records ?? []).freshInput).toBeGreaterThanOrEqual(fresh);
+		}
+	});
+});
+
+describe("the fresh-input floor verdict", () => {
+	const withFresh = (name: string, freshInput: number) => ({ ...summarizeArm(name, []), freshInput });
+
+	it("calls a target below the floor unreachable by any policy, with the numbers", () => {
+		// 0.7 x 1000 = 700 < floor 800
+		const f = floorAnalysis(withFresh("pi-fold", 900), withFresh("native", 1000), withFresh("none", 800));
+		expect(f).toMatchObject({ floor: 800, piFoldAbove: 100, nativeAbove: 200, target: 700, reachable: false });
+		expect(f.nativeOverheadShare).toBeCloseTo(0.2, 12);
+		expect(f.verdict).toContain("pi-fold fresh input = floor 800 + 100");
+		expect(f.verdict).toContain("0.7 x native = 700 < floor 800: unreachable by any policy on this workload");
+	});
+
+	it("calls a target at or above the floor reachable, and says whether pi-fold met it", () => {
+		// 0.7 x 2000 = 1400 >= floor 1000
+		const met = floorAnalysis(withFresh("pi-fold", 1300), withFresh("native", 2000), withFresh("none", 1000));
+		expect(met.reachable).toBe(true);
+		expect(met.verdict).toContain("0.7 x native = 1,400 >= floor 1,000: reachable");
+		expect(met.verdict).toContain("pi-fold meets it");
+		const over = floorAnalysis(withFresh("pi-fold", 1500), withFresh("native", 2000), withFresh("none", 1000));
+		expect(over.verdict).toContain("pi-fold is 100 over it");
+	});
+});
+
+describe("report extensions the benchmark uses", () => {
+	const a = (name: string, freshInput: number, overWindow?: number) => ({
+		...summarizeArm(name, [{ input: 0, cacheRead: 0, cacheWrite: freshInput, output: 0, promptTokens: freshInput }]),
+		...(overWindow === undefined ? {} : { overWindow }),
+	});
+
+	it("adds the above-the-floor row after fresh input and the over-the-window row after the peak, only when asked", () => {
+		const arms = [a("pi-fold", 1200, 0), a("native", 1500, 0), a("none", 1000, 3)];
+		const lines = renderArmTable(arms, {
+			ratio: { numerator: "pi-fold", denominator: "native" },
+			freshInputFloor: 1000,
+		}).split("\n");
+		const labels = lines.slice(2).map((l) => l.split(" | ")[0].slice(2));
+		expect(labels).toHaveLength(ARM_TABLE_ROWS.length + 2);
+		expect(labels[labels.indexOf("fresh input") + 1]).toBe(FRESH_ABOVE_FLOOR_ROW);
+		expect(labels[labels.indexOf("peak request context") + 1]).toBe(OVER_WINDOW_ROW);
+		expect(lines.find((l) => l.startsWith(`| ${FRESH_ABOVE_FLOOR_ROW} |`))).toBe(
+			`| ${FRESH_ABOVE_FLOOR_ROW} | 200 | 500 | 0 | 0.40x |`,
+		);
+		expect(lines.find((l) => l.startsWith(`| ${OVER_WINDOW_ROW} |`))).toBe(`| ${OVER_WINDOW_ROW} | 0 | 0 | 3 |  |`);
+		// Without the option and the counts: the fixed rows only.
+		const plain = renderArmTable([a("pi-fold", 1200), a("native", 1500)]).split("\n");
+		expect(plain).toHaveLength(2 + ARM_TABLE_ROWS.length);
+		expect(() => renderArmTable(arms, { freshInputFloor: Number.NaN })).toThrow(/freshInputFloor must be a finite/);
+	});
+
+	it("draws a series in the color it names, and the palette's otherwise", () => {
+		const svg = renderRequestChart({
+			budget: 100,
+			series: [
+				{ name: "a", points: [1, 2] },
+				{ name: "b", points: [2, 3], color: "#7f7f7f" },
+			],
+		});
+		const strokes = [...svg.matchAll(/<polyline[^>]* stroke="([^"]+)"/g)].map((m) => m[1]);
+		expect(strokes).toEqual(["#1f77b4", "#7f7f7f"]);
 	});
 });

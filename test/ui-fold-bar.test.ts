@@ -221,9 +221,11 @@ describe("the window composition of a real session, and the bar drawn from it", 
 			// Both scale the estimator's count by the same calibration ratio: the runtime either extends
 			// the provider's real usage by the appended messages times that ratio (real = estimate x ratio
 			// of the calibrated request), or scales a rewritten window whole. At a commit its estimate also
-			// holds the receipt it proposes, which is not an entry yet. Equal up to rounding, then.
+			// holds the receipt it proposes, which is not an entry yet. Equal up to rounding, then: the
+			// runtime rounds the real usage and the appended part apiece, the ratio is a quotient of
+			// rounded counts, so the two sides may differ by up to one token per rounded term (2).
 			const expected = (c.total + b.proposed) * c.ratio;
-			expect(Math.abs(occupancy.tokens - expected), `turn ${b.turn}`).toBeLessThanOrEqual(1);
+			expect(Math.abs(occupancy.tokens - expected), `turn ${b.turn}`).toBeLessThanOrEqual(2);
 		}
 	});
 

@@ -1,6 +1,9 @@
 // One arm of the session benchmark: a real Pi AgentSession (faux provider, offline) runs the scripted
 // workload, then is asked for the planted values. Arm "pi-fold" registers pi-fold with default options;
-// arm "native" leaves Pi's own compaction in charge. Both get the same script, window and settings.
+// arm "native" leaves Pi's own compaction in charge; arm "none" turns Pi's compaction off and has no
+// pi-fold, so every request carries the whole conversation (the faux provider takes requests larger than
+// the window, where a real one would refuse them: `overWindow` counts them). All get the same script,
+// window and settings (compaction disabled over them for "none").
 //
 // Accounting is what the provider itself reports: the faux provider's stream is wrapped so every
 // request's final usage (input / cacheRead / cacheWrite from its common-prefix cache model, output) is
@@ -19,7 +22,7 @@ import {
 } from "../../test/helpers/workload.ts";
 import { type PlantedValue, plantOption, recallAgent, recallQuestion, type ValueReport } from "./recall-agent.ts";
 
-export type ArmName = "pi-fold" | "native";
+export type ArmName = "pi-fold" | "native" | "none";
 
 export interface ArmConfig {
 	stages: number;
@@ -27,7 +30,7 @@ export interface ArmConfig {
 	contextWindow: number;
 	/** the model's maxTokens (pi-fold reserves it for output, capped) */
 	maxTokens?: number;
-	/** Pi settings for both arms (e.g. compaction) */
+	/** Pi settings for every arm (e.g. compaction); arm "none" gets `compaction.enabled: false` over them */
 	settings?: Record<string, unknown>;
 	values: readonly PlantedValue[];
 	summaryChars: number;
@@ -45,6 +48,10 @@ export interface ArmRun {
 	records: (RequestRecord & { kind: RequestKind })[];
 	/** requests the harness captured (must equal records.length) */
 	captured: number;
+	/** the Pi settings this arm ran with */
+	settings: Record<string, unknown>;
+	/** requests whose prompt exceeded the model's context window (a real provider refuses them) */
+	overWindow: number;
 	wallMs: number;
 	values: ValueReport[];
 	/** pi_fold_context calls the recall agent made (status, head-only probes, peeks) */
@@ -79,6 +86,13 @@ function meterProvider(h: TestSession, into: ArmRun["records"], kindOf: (c: Tran
 	}
 }
 
+/** The arm's Pi settings: the shared ones, with compaction switched off for arm "none". */
+export function armSettings(arm: ArmName, shared: Record<string, unknown> = {}): Record<string, unknown> {
+	if (arm !== "none") return shared;
+	const compaction = (shared.compaction ?? {}) as Record<string, unknown>;
+	return { ...shared, compaction: { ...compaction, enabled: false } };
+}
+
 export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 	let fold: PiFold | undefined;
 	const extensions: ExtensionFactory[] =
@@ -90,12 +104,13 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 				]
 			: [];
 	const root = cfg.root ?? WORKLOAD_ROOT;
+	const settings = armSettings(arm, cfg.settings);
 	const h = await makeSession({
 		cwd: root,
 		persist: true,
 		contextWindow: cfg.contextWindow,
 		maxTokens: cfg.maxTokens,
-		settings: cfg.settings,
+		settings,
 		extensions,
 	});
 	try {
@@ -129,6 +144,8 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 			arm,
 			records,
 			captured: h.captured.length,
+			settings,
+			overWindow: records.filter((r) => r.promptTokens > cfg.contextWindow).length,
 			wallMs,
 			values: agent.report(),
 			recallCalls: agent.calls(),

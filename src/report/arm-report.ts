@@ -5,7 +5,7 @@
 //   Records are taken as the provider reports them; nothing is estimated here.
 // - `ArmExtras`: optional figures an arm may carry beyond usage: commits / compactions, rewrites (attributed /
 //   unattributed), planted values (visible / recovered / lost), wall clock and the manager's added time per
-//   request (median / p95). Absent fields render as "—" in the table.
+//   request (median / p95), requests over the context window. Absent fields render as "—" in the table.
 // - `summarizeArm(name, records, card?, extras?)` -> `ArmReport`: the totals below, at the given price card.
 //   Definitions: totalTokens = Σ(input + cacheRead + cacheWrite + output); freshInput = Σ(input + cacheWrite)
 //   (prompt tokens not served from the cache); billedCalls = requests that used any tokens; cost = Σ costOf;
@@ -26,6 +26,8 @@ export interface ArmExtras {
 	values?: { visible: number; recovered: number; lost: number };
 	wallMs?: number;
 	addedMsPerRequest?: { median: number; p95: number };
+	/** requests larger than the model's context window (a real provider would refuse them) */
+	overWindow?: number;
 }
 
 export interface ArmReport extends ArmExtras {

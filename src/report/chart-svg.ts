@@ -3,7 +3,8 @@
 //
 // API (pure, host-neutral):
 // - `renderRequestChart(spec)` -> SVG text (a standalone, well-formed XML document).
-//   spec.series: [{ name, points }] — points[i] is request i's prompt tokens; one polyline per series.
+//   spec.series: [{ name, points, color? }] — points[i] is request i's prompt tokens; one polyline per series
+//   (color: any SVG color; default: a fixed palette by position).
 //   spec.budget: the serving budget (a dashed line); spec.window: the model's context window (a line, optional);
 //   spec.band: { min, max } token levels (pi-fold's minTarget / maxTarget) drawn as a shaded band (optional).
 //   spec.lines: more labelled reference levels (e.g. native compaction's threshold), dotted (optional).
@@ -13,6 +14,8 @@
 export interface ChartSeries {
 	name: string;
 	points: readonly number[];
+	/** the line's color (default: the palette's color for the series' position) */
+	color?: string;
 }
 
 export interface RequestChartSpec {
@@ -129,15 +132,16 @@ export function renderRequestChart(spec: RequestChartSpec): string {
 		hline(l.tokens, "#d62728", "1 3", l.label, "start");
 	}
 	// Series.
+	const colorOf = (s: ChartSeries, k: number) => s.color ?? COLORS[k % COLORS.length];
 	spec.series.forEach((s, k) => {
-		const color = COLORS[k % COLORS.length];
+		const color = escapeXml(colorOf(s, k));
 		const pts = s.points.map((p, i) => `${fmt(x(i))},${fmt(y(p))}`).join(" ");
 		out.push(`<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${pts}"/>`);
 	});
 	// Legend.
 	const legend: { name: string; color: string; fill?: boolean }[] = spec.series.map((s, k) => ({
 		name: s.name,
-		color: COLORS[k % COLORS.length],
+		color: escapeXml(colorOf(s, k)),
 	}));
 	if (spec.band)
 		legend.push({ name: `band ${kTokens(spec.band.min)}–${kTokens(spec.band.max)}`, color: "#2ca02c", fill: true });

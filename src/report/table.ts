@@ -6,12 +6,17 @@
 // - `renderArmTable(arms, options?)` -> string (lines joined with "\n", no trailing newline).
 //   options.ratio: { numerator, denominator } arm names (both must be among `arms`), header "<num> / <den>".
 //   options.budget: the serving budget in tokens; the peak row then also shows peak / budget.
-// - `ARM_TABLE_ROWS`: the row labels, in order (for tests and for readers that want to find a row).
+//   options.freshInputFloor: the fresh input any policy pays (e.g. an unmanaged arm's); adds the row
+//   `FRESH_ABOVE_FLOOR_ROW` (each arm's fresh input minus it, with a ratio) after "fresh input".
+//   An arm's `overWindow` count adds the row `OVER_WINDOW_ROW` after the peak (when any arm has one).
+// - `ARM_TABLE_ROWS`: the row labels always shown, in order (for tests and for readers that want to find a row).
 import type { ArmReport } from "./arm-report.ts";
 
 export interface ArmTableOptions {
 	ratio?: { numerator: string; denominator: string };
 	budget?: number;
+	/** fresh input tokens every policy pays at least (every appended message written to the cache once) */
+	freshInputFloor?: number;
 }
 
 interface Row {
@@ -23,6 +28,7 @@ interface Row {
 
 const DASH = "—";
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 const optional = <T>(v: T | undefined, show: (v: T) => string) => (v === undefined ? DASH : show(v));
 
 const ROWS: readonly Row[] = [
@@ -48,8 +54,8 @@ const ROWS: readonly Row[] = [
 		label: "commits / compactions",
 		cell: (a) => {
 			const parts = [
-				a.commits === undefined ? "" : `${a.commits} commits`,
-				a.compactions === undefined ? "" : `${a.compactions} compactions`,
+				a.commits === undefined ? "" : count(a.commits, "commit"),
+				a.compactions === undefined ? "" : count(a.compactions, "compaction"),
 			].filter(Boolean);
 			return parts.length ? parts.join(", ") : DASH;
 		},
@@ -75,6 +81,33 @@ const ROWS: readonly Row[] = [
 
 export const ARM_TABLE_ROWS: readonly string[] = ROWS.map((r) => r.label);
 
+export const FRESH_ABOVE_FLOOR_ROW = "fresh input above the floor";
+export const OVER_WINDOW_ROW = "requests over the window (a real provider refuses them)";
+
+function floorRow(floor: number): Row {
+	return {
+		label: FRESH_ABOVE_FLOOR_ROW,
+		cell: (a) => int(a.freshInput - floor),
+		value: (a) => a.freshInput - floor,
+	};
+}
+
+const OVER_WINDOW: Row = { label: OVER_WINDOW_ROW, cell: (a) => optional(a.overWindow, int) };
+
+/** The rows for these arms and options: the fixed ones, plus the optional ones right after their neighbours. */
+function rowsFor(arms: readonly ArmReport[], options: ArmTableOptions): Row[] {
+	const { freshInputFloor } = options;
+	if (freshInputFloor !== undefined && !Number.isFinite(freshInputFloor)) {
+		throw new Error(`renderArmTable: freshInputFloor must be a finite number, got ${freshInputFloor}`);
+	}
+	const overWindow = arms.some((a) => a.overWindow !== undefined);
+	return ROWS.flatMap((row) => {
+		if (row.label === "fresh input" && freshInputFloor !== undefined) return [row, floorRow(freshInputFloor)];
+		if (row.label === "peak request context" && overWindow) return [row, OVER_WINDOW];
+		return [row];
+	});
+}
+
 const escapeCell = (s: string) => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
 
 export function renderArmTable(arms: readonly ArmReport[], options: ArmTableOptions = {}): string {
@@ -97,7 +130,7 @@ export function renderArmTable(arms: readonly ArmReport[], options: ArmTableOpti
 		align.push("---:");
 	}
 	const lines = [`| ${header.join(" | ")} |`, `|${align.join("|")}|`];
-	for (const row of ROWS) {
+	for (const row of rowsFor(arms, options)) {
 		const cells = [row.label, ...arms.map((a) => escapeCell(row.cell(a, budget)))];
 		if (ratio && num && den) {
 			const n = row.value?.(num);

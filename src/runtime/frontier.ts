@@ -410,14 +410,33 @@ function propose(
 	}
 	closeRun(run, left, undefined);
 
-	return cuts
-		.sort((a, b) => a.start - b.start)
+	return mergeOverlaps(cuts.sort((a, b) => a.start - b.start))
 		.slice(0, settings.maxCutsPerPass)
 		.map((c) => ({
 			from: entries[c.start].id,
 			to: entries[c.end - 1].id,
 			kind: c.batchesOnly ? "tool-batch" : "chapter",
 		}));
+}
+
+/**
+ * Sorted cuts with overlapping ones merged: two small gaps on either side of one committed root
+ * may both absorb it (the left gap absorbs its right neighbour, the right gap its left), and
+ * marks never overlap; one mark over both gaps and the root is what both asked for.
+ */
+function mergeOverlaps(sorted: readonly Cut[]): Cut[] {
+	const out: Cut[] = [];
+	for (const c of sorted) {
+		const last = out.at(-1);
+		if (last && c.start < last.end) {
+			out[out.length - 1] = {
+				start: last.start,
+				end: Math.max(last.end, c.end),
+				batchesOnly: last.batchesOnly && c.batchesOnly,
+			};
+		} else out.push(c);
+	}
+	return out;
 }
 
 /**

@@ -233,8 +233,9 @@ export class FoldRuntime {
 
 	/**
 	 * Entries of spans the agent or a person withdrew from folding (unmark, reboundary back to raw),
-	 * for the session they belong to. Not yet read by the frontier: it should treat these entries
-	 * as it treats pins (never cut them on its own), so only an explicit mark folds them again.
+	 * for the session they belong to. The frontier treats them as it treats pins (never cuts them on
+	 * its own), so only an explicit mark folds them again. Kept for the life of the process: a
+	 * reopened session may mark them again.
 	 */
 	#withdrawn: { sessionId: string; entryIds: Set<string> } | undefined;
 
@@ -555,10 +556,22 @@ export class FoldRuntime {
 		const { context, lattice } = open;
 		if (this.#frontier?.lattice !== lattice) this.#frontier = { lattice, cursor: frontierCursor() };
 		const settings = this.settings;
+		// Spans the agent or a person unmarked are not cut again on the frontier's own initiative:
+		// to the frontier they are pinned (its cursor resets when that set changes, as for pins).
+		const withdrawn = this.withdrawn;
+		const view =
+			withdrawn.size === 0
+				? lattice
+				: {
+						entries: lattice.entries,
+						tools: lattice.tools,
+						rootSpans: (from: number) => lattice.rootSpans(from),
+						pins: () => [...lattice.pins(), ...withdrawn],
+					};
 		// The whole context and lattice, with the pass limited to the first `seen` entries (no copies).
 		const requests = proposeMarks(
 			context,
-			lattice,
+			view,
 			{
 				minFoldChars: settings.thresholds.minFoldChars,
 				maxCutsPerPass: DEFAULT_FRONTIER_SETTINGS.maxCutsPerPass,

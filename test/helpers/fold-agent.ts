@@ -335,11 +335,12 @@ export function healthy(agent: FoldAgent): void {
 }
 
 /**
- * Checks that every commit took every pending peek mark; returns how many commits took one while
- * an older mark stayed pending (stalest first alone would not have reached it).
+ * Checks that every commit took every pending peek mark; returns how many commits took one, and
+ * how many of those while an older mark stayed pending (stalest first alone would not reach it).
  */
-export function peekMarksTakenOutOfTurn(agent: FoldAgent): number {
+export function peekMarksTakenOutOfTurn(agent: FoldAgent): { withPeek: number; outOfTurn: number } {
 	let outOfTurn = 0;
+	let withPeek = 0;
 	for (let i = 1; i < agent.atRequest.length; i++) {
 		const [before, after] = [agent.atRequest[i - 1], agent.atRequest[i]];
 		if (!before || !after || after.commits === before.commits) continue;
@@ -351,7 +352,8 @@ export function peekMarksTakenOutOfTurn(agent: FoldAgent): number {
 		).toEqual([]);
 		const wasStanding = new Set(before.snapshot?.folds.filter((f) => f.state !== "pending").map((f) => f.id));
 		const taken = folds.filter((f) => f.kind === "peek" && f.state !== "pending" && !wasStanding.has(f.id));
+		if (taken.length > 0) withPeek++;
 		if (taken.some((p) => pending.some((f) => f.start < p.start))) outOfTurn++;
 	}
-	return outOfTurn;
+	return { withPeek, outOfTurn };
 }

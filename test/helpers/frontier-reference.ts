@@ -135,6 +135,13 @@ export function referenceMarks(
 	}
 	if (run.length > 0) closeRun(undefined);
 	cuts.sort((a, b) => a.start - b.start);
+	// Marks never overlap: two gaps that both absorbed the committed root between them are one mark.
+	for (let i = 1; i < cuts.length; i++) {
+		if (cuts[i].start >= cuts[i - 1].end) continue;
+		const [a, b] = [cuts[i - 1], cuts[i]];
+		cuts.splice(i - 1, 2, { start: a.start, end: Math.max(a.end, b.end), batchesOnly: a.batchesOnly && b.batchesOnly });
+		i--;
+	}
 	return cuts.slice(0, settings.maxCutsPerPass).map((c) => ({
 		from: entries[c.start].id,
 		to: entries[c.end - 1].id,

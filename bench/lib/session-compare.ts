@@ -1,0 +1,489 @@
+// The session benchmark as a function, shared by `npm run bench:session` and `npm run demo`: three
+// arms over one long scripted session in one process — Pi 1.6 with pi-fold, Pi 1.6 with its native
+// compaction, and Pi 1.6 with neither ("none") — same script, same window, same provider accounting.
+// Here: the options (with their command-line parser), the run, the targets and the fresh-input floor
+// analysis. The text, the chart and the JSON are in session-output.ts.
+//
+// The fresh-input floor: every message appended to the conversation is written to the provider's cache
+// once, whatever the policy. "none" pays exactly that (it never rewrites anything), so its fresh input is
+// the least any policy pays on this workload, and a fresh-input target below it is out of reach.
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { SettingsManager } from "@earendil-works/pi-coding-agent";
+import { type ArmReport, type RequestRecord, summarizeArm } from "../../src/report/arm-report.ts";
+import { costOf, DEFAULT_PRICE_CARD, loadPriceCardFile, type PriceCard } from "../../src/report/price-card.ts";
+import { WORKLOAD_ROOT } from "../../test/helpers/workload.ts";
+import { machineNotes } from "./harness.ts";
+import { type PlantedValue, plantValues, type ValueReport } from "./recall-agent.ts";
+import { type ArmConfig, type ArmName, type ArmRun, runArm } from "./session-arms.ts";
+
+/** Values planted at full scale (fewer when the run has fewer stages). */
+export const VALUES = 8;
+const WARMUP_STAGES = 8;
+/** Report order: the two policies compared, then the unmanaged floor. */
+export const ARMS: readonly ArmName[] = ["pi-fold", "native", "none"];
+
+/**
+ * Defaults: all of Pi's (window 100k, Pi's compaction settings, pi-fold's default options), so every
+ * arm serves the same window. Pi's dist/ has mostly small files: reads of 400-2000 lines (Pi's read
+ * tool returns up to 2000) make 64 stages large enough for native compaction to fire at least twice.
+ */
+export const SESSION_DEFAULTS = {
+	stages: 64,
+	seed: 7,
+	window: 100_000,
+	maxTokens: 4096,
+	readLines: "400-2000",
+	summaryChars: 6000,
+};
+
+export const DEFAULTS_WHY =
+	"The defaults are Pi's and pi-fold's own: a 100,000-token window, Pi's compaction settings and pi-fold's " +
+	"default options, so both policies serve the same window (an earlier setup lowered Pi's threshold to half a 200k " +
+	"window for native only: not like for like). Reads of 400-2000 lines make 64 stages large enough for " +
+	"native compaction to fire at least twice. Any flag still overrides (e.g. --window 200000 --reserve-tokens 100000).";
+
+/** True when the run uses every default setting (the flags that only pick outputs, seed or price card aside). */
+export function usesDefaults(o: SessionOptions): boolean {
+	const d = SESSION_DEFAULTS;
+	return (
+		o.stages === d.stages &&
+		o.window === d.window &&
+		o.maxTokens === d.maxTokens &&
+		o.reserveTokens === undefined &&
+		o.keepRecentTokens === undefined &&
+		`${o.readLines.min}-${o.readLines.max}` === d.readLines &&
+		o.summaryChars === d.summaryChars &&
+		o.root === WORKLOAD_ROOT
+	);
+}
+
+export const TARGETS = {
+	costRatio: 0.85,
+	freshInputRatio: 0.7,
+	totalTokensRatio: 1.0,
+	peakShareOfBudget: 0.85,
+	nativeCompactions: 2,
+};
+
+export interface SessionOptions {
+	stages: number;
+	seed: number;
+	window: number;
+	maxTokens: number;
+	/** Pi compaction settings from the command line; absent: Pi's own defaults */
+	reserveTokens?: number;
+	keepRecentTokens?: number;
+	readLines: { min: number; max: number };
+	root: string;
+	summaryChars: number;
+	card: PriceCard;
+	/** run a short unreported pass of every arm first (module loading, Wasm instantiation, V8 tiers) */
+	warmup: boolean;
+}
+
+export class SessionArgsError extends Error {
+	override name = "SessionArgsError";
+}
+
+export const SESSION_FLAGS_HELP =
+	"--stages N --seed N --window N --max-tokens N --reserve-tokens N --keep-recent-tokens N " +
+	"--read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR --no-warmup";
+
+function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
+	if (raw === undefined) return fallback;
+	const n = Number(raw);
+	if (!Number.isSafeInteger(n) || n < min) {
+		throw new SessionArgsError(`--${name} must be a whole number >= ${min}, got "${raw}"`);
+	}
+	return n;
+}
+
+function optionalWhole(name: string, raw: string | undefined, min: number): number | undefined {
+	return raw === undefined ? undefined : wholeNumber(name, raw, 0, min);
+}
+
+function readLinesFlag(raw: string): { min: number; max: number } {
+	const m = /^(\d+)-(\d+)$/.exec(raw);
+	const min = Number(m?.[1]);
+	const max = Number(m?.[2]);
+	if (!m || !(min > 0 && max > min)) {
+		throw new SessionArgsError(`--read-lines must be MIN-MAX with 0 < MIN < MAX, got "${raw}"`);
+	}
+	return { min, max };
+}
+
+/** Options from command-line flags (see SESSION_FLAGS_HELP); throws SessionArgsError naming the bad flag. */
+export async function parseSessionArgs(argv: readonly string[]): Promise<{ options: SessionOptions; outDir?: string }> {
+	let flags: Record<string, string | boolean | undefined>;
+	try {
+		flags = parseArgs({
+			args: [...argv],
+			options: {
+				stages: { type: "string" },
+				seed: { type: "string" },
+				window: { type: "string" },
+				"max-tokens": { type: "string" },
+				"reserve-tokens": { type: "string" },
+				"keep-recent-tokens": { type: "string" },
+				"read-lines": { type: "string" },
+				root: { type: "string" },
+				"summary-chars": { type: "string" },
+				"price-card": { type: "string" },
+				"out-dir": { type: "string" },
+				"no-warmup": { type: "boolean" },
+			},
+			strict: true,
+			allowPositionals: false,
+		}).values;
+	} catch (e) {
+		throw new SessionArgsError(`${(e as Error).message} (flags: ${SESSION_FLAGS_HELP})`);
+	}
+	const str = (k: string) => flags[k] as string | undefined;
+	let card = DEFAULT_PRICE_CARD;
+	const cardFile = str("price-card");
+	if (cardFile !== undefined) {
+		try {
+			card = await loadPriceCardFile(cardFile);
+		} catch (e) {
+			throw new SessionArgsError((e as Error).message);
+		}
+	}
+	const options: SessionOptions = {
+		stages: wholeNumber("stages", str("stages"), SESSION_DEFAULTS.stages),
+		seed: wholeNumber("seed", str("seed"), SESSION_DEFAULTS.seed, 0),
+		window: wholeNumber("window", str("window"), SESSION_DEFAULTS.window, 1000),
+		maxTokens: wholeNumber("max-tokens", str("max-tokens"), SESSION_DEFAULTS.maxTokens),
+		reserveTokens: optionalWhole("reserve-tokens", str("reserve-tokens"), 0),
+		keepRecentTokens: optionalWhole("keep-recent-tokens", str("keep-recent-tokens"), 0),
+		readLines: readLinesFlag(str("read-lines") ?? SESSION_DEFAULTS.readLines),
+		root: str("root") ? resolve(str("root") as string) : WORKLOAD_ROOT,
+		summaryChars: wholeNumber("summary-chars", str("summary-chars"), SESSION_DEFAULTS.summaryChars),
+		card,
+		warmup: flags["no-warmup"] !== true,
+	};
+	if (options.reserveTokens !== undefined && options.reserveTokens >= options.window) {
+		throw new SessionArgsError(
+			`--reserve-tokens (${options.reserveTokens}) must be below --window (${options.window}): Pi would compact before every request`,
+		);
+	}
+	const outDir = str("out-dir");
+	return { options, ...(outDir !== undefined ? { outDir: resolve(outDir) } : {}) };
+}
+
+/** Dollars by token class (each request priced at its own tier). */
+export interface CostParts {
+	/** input + cache writes: prompt tokens not served from the cache */
+	freshInput: number;
+	cacheRead: number;
+	output: number;
+}
+
+export function costParts(records: readonly RequestRecord[], card: PriceCard): CostParts {
+	const parts = { freshInput: 0, cacheRead: 0, output: 0 };
+	const none = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0 };
+	for (const r of records) {
+		const p = r.promptTokens;
+		parts.freshInput += costOf({ ...none, input: r.input, cacheWrite: r.cacheWrite, promptTokens: p }, card);
+		parts.cacheRead += costOf({ ...none, cacheRead: r.cacheRead, promptTokens: p }, card);
+		parts.output += costOf({ ...none, output: r.output, promptTokens: p }, card);
+	}
+	return parts;
+}
+
+export interface FloorAnalysis {
+	/** fresh input of the "none" arm: what every policy pays at least on this workload */
+	floor: number;
+	piFoldAbove: number;
+	nativeAbove: number;
+	/** native's fresh input above the floor, as a share of native's fresh input */
+	nativeOverheadShare: number;
+	/** the fresh-input target in tokens: freshInputRatio x native */
+	target: number;
+	/** false when the target is below the floor: no policy can meet it on this workload */
+	reachable: boolean;
+	verdict: string;
+}
+
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const usd = (x: number) => `$${x.toFixed(4)}`;
+const signedUsd = (x: number) => (x < 0 ? `-${usd(-x)}` : `+${usd(x)}`);
+
+export function floorAnalysis(fold: ArmReport, native: ArmReport, none: ArmReport): FloorAnalysis {
+	const floor = none.freshInput;
+	const r = TARGETS.freshInputRatio;
+	const target = r * native.freshInput;
+	const reachable = target >= floor;
+	const nativeAbove = native.freshInput - floor;
+	const nativeOverheadShare = native.freshInput > 0 ? nativeAbove / native.freshInput : 0;
+	const head = `pi-fold fresh input = floor ${int(floor)} + ${int(fold.freshInput - floor)}; native = floor + ${int(nativeAbove)}`;
+	const verdict = reachable
+		? `${head}; ${r} x native = ${int(target)} >= floor ${int(floor)}: reachable (a policy may pay up to ` +
+			`${int(target - floor)} above the floor); pi-fold ${fold.freshInput <= target ? "meets it" : `is ${int(fold.freshInput - target)} over it`}`
+		: `${head}; ${r} x native = ${int(target)} < floor ${int(floor)}: unreachable by any policy on this workload ` +
+			`(native's overhead above the floor is ${pct(nativeOverheadShare)} of its fresh input; ` +
+			`the target needs more than ${pct(1 - r)})`;
+	return {
+		floor,
+		piFoldAbove: fold.freshInput - floor,
+		nativeAbove,
+		nativeOverheadShare,
+		target,
+		reachable,
+		verdict,
+	};
+}
+
+export interface TargetResult {
+	what: string;
+	measured: number;
+	needed: string;
+	met: boolean;
+	/** for a missed target: by how much, and why (from this run's numbers) */
+	note?: string;
+}
+
+const round = (x: number, digits = 3) => Number(x.toFixed(digits));
+const ratioOf = (a: number, b: number) => (b === 0 ? Number.NaN : a / b);
+
+function missedBy(measured: number, limit: number): string {
+	return `missed by ${round(measured - limit)} (${pct(measured / limit - 1)} above ${limit})`;
+}
+
+function valueCounts(values: readonly ValueReport[]) {
+	return {
+		visible: values.filter((v) => v.outcome === "visible").length,
+		recovered: values.filter((v) => v.outcome === "recovered").length,
+		lost: values.filter((v) => v.outcome.startsWith("lost")).length,
+	};
+}
+
+export interface SessionResult {
+	options: SessionOptions;
+	machine: ReturnType<typeof machineNotes>;
+	values: PlantedValue[];
+	/** the Pi settings every arm shares (the "none" arm's adds compaction off: see runs.none.settings) */
+	sharedSettings: Record<string, unknown>;
+	/** Pi's compaction settings as Pi resolves them (the native arm's), and its threshold */
+	compaction: { reserveTokens: number; keepRecentTokens: number; threshold: number; piDefaults: boolean };
+	/** pi-fold's serving budget */
+	budget: number;
+	runs: Record<ArmName, ArmRun>;
+	reports: Record<ArmName, ArmReport>;
+	costs: Record<ArmName, CostParts>;
+	floor: FloorAnalysis;
+	targets: TargetResult[];
+	/** problems that make the run not what it claims (empty for a clean run) */
+	health: string[];
+}
+
+const quantile = (xs: readonly number[], q: number) => {
+	const s = [...xs].sort((a, b) => a - b);
+	return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+function report(run: ArmRun, card: PriceCard): ArmReport {
+	const ms = run.fold?.handlerMs ?? [];
+	return summarizeArm(run.arm, run.records, card, {
+		...(run.fold ? { commits: run.fold.commits } : {}),
+		compactions: run.compactions,
+		...(run.fold
+			? { rewrites: { attributed: run.fold.rewrites.attributed, unattributed: run.fold.rewrites.unattributed } }
+			: {}),
+		values: valueCounts(run.values),
+		wallMs: run.wallMs,
+		...(ms.length > 0 ? { addedMsPerRequest: { median: quantile(ms, 0.5), p95: quantile(ms, 0.95) } } : {}),
+		overWindow: run.overWindow,
+	});
+}
+
+/** The run must be what it claims: every request metered, no extension errors, no runtime problems. */
+function health(run: ArmRun, window: number): string[] {
+	const out: string[] = [];
+	if (run.records.length !== run.captured) {
+		out.push(`${run.arm}: ${run.records.length} usage records for ${run.captured} captured requests`);
+	}
+	out.push(...run.extensionErrors.map((e) => `${run.arm}: extension error ${e}`));
+	out.push(...(run.fold?.problems ?? []).map((p) => `${run.arm}: runtime problem ${p}`));
+	// Only "none" may send more than the window (that is what it shows); a managed arm doing so is a failure.
+	if (run.arm !== "none" && run.overWindow > 0) {
+		out.push(`${run.arm}: ${run.overWindow} request(s) larger than the ${window}-token window`);
+	}
+	return out;
+}
+
+/** Fresh input of the recall phase and of everything before it (workload requests and Pi's summaries). */
+function freshByPhase(run: ArmRun): { work: number; recall: number } {
+	const out = { work: 0, recall: 0 };
+	for (const r of run.records) out[r.kind === "recall" ? "recall" : "work"] += r.input + r.cacheWrite;
+	return out;
+}
+
+/** Mean prompt size of the requests that answer the conversation (Pi's summary requests left out). */
+function meanContext(run: ArmRun): number {
+	const xs = run.records.filter((r) => r.kind !== "summary").map((r) => r.promptTokens);
+	return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+function targetsOf(
+	r: Record<ArmName, ArmReport>,
+	costs: Record<ArmName, CostParts>,
+	floor: FloorAnalysis,
+	runs: Record<ArmName, ArmRun>,
+	budget: number,
+	card: PriceCard,
+): TargetResult[] {
+	const f = r["pi-fold"];
+	const n = r.native;
+	const out: TargetResult[] = [];
+	const ratioTarget = (what: string, measured: number, limit: number, why: () => string) => {
+		const met = measured <= limit;
+		out.push({
+			what,
+			measured: round(measured),
+			needed: `<= ${limit}`,
+			met,
+			...(met ? {} : { note: `${missedBy(measured, limit)}: ${why()}` }),
+		});
+	};
+	const fc = costs["pi-fold"];
+	const nc = costs.native;
+	ratioTarget("cost, pi-fold / native", ratioOf(f.cost, n.cost), TARGETS.costRatio, () => {
+		const floorCost = floor.floor * card.base.cacheWrite * 1e-6;
+		const saved = n.cost - f.cost;
+		return (
+			`the target needs pi-fold to cost ${usd((1 - TARGETS.costRatio) * n.cost)} less than native; it costs ` +
+			`${saved >= 0 ? `${usd(saved)} less` : `${usd(-saved)} more`}. Native minus pi-fold by token class: cache reads ` +
+			`${signedUsd(nc.cacheRead - fc.cacheRead)} (mean request context ${int(meanContext(runs["pi-fold"]))} vs ` +
+			`${int(meanContext(runs.native))} tokens), output ${signedUsd(nc.output - fc.output)}, fresh input ` +
+			`${signedUsd(nc.freshInput - fc.freshInput)} (both pay the floor, ${usd(floorCost)} at the base cache-write ` +
+			`price, plus re-sent context: pi-fold ${usd(fc.freshInput - floorCost)}, native ${usd(nc.freshInput - floorCost)})`
+		);
+	});
+	ratioTarget("fresh input, pi-fold / native", ratioOf(f.freshInput, n.freshInput), TARGETS.freshInputRatio, () => {
+		// Split at the recall question: the workload (with its commits or compactions) and the recall phase.
+		const floorPhases = freshByPhase(runs.none);
+		const above = (arm: ArmName, events: number | undefined, what: string) => {
+			const p = freshByPhase(runs[arm]);
+			const work = p.work - floorPhases.work;
+			const each = events ? `, ${int(work / events)} per ${what} over ${events} ${what}${events === 1 ? "" : "s"}` : "";
+			return `${int(work)} in the workload${each}, ${int(p.recall - floorPhases.recall)} in the recall phase`;
+		};
+		return (
+			`${floor.verdict}. Above the floor, pi-fold sends ${above("pi-fold", f.commits, "commit")}; ` +
+			`native ${above("native", n.compactions, "compaction")}`
+		);
+	});
+	ratioTarget(
+		"total tokens, pi-fold / native",
+		ratioOf(f.totalTokens, n.totalTokens),
+		TARGETS.totalTokensRatio,
+		() =>
+			`pi-fold ${int(f.totalTokens)} tokens (${pct(ratioOf(f.cacheRead, f.totalTokens))} cache reads), native ` +
+			`${int(n.totalTokens)} (${pct(ratioOf(n.cacheRead, n.totalTokens))} cache reads); mean request context ` +
+			`${int(meanContext(runs["pi-fold"]))} vs ${int(meanContext(runs.native))} tokens`,
+	);
+	ratioTarget(
+		"pi-fold peak request context / budget",
+		ratioOf(f.peakPromptTokens, budget),
+		TARGETS.peakShareOfBudget,
+		() => `pi-fold's largest request carried ${int(f.peakPromptTokens)} tokens of a ${int(budget)}-token budget`,
+	);
+	const unattributed = f.rewrites?.unattributed ?? Number.NaN;
+	out.push({
+		what: "unattributed rewrites",
+		measured: unattributed,
+		needed: "= 0",
+		met: unattributed === 0,
+		...(unattributed === 0 ? {} : { note: "a rewrite no commit explains is a bug: see arms.pi-fold.fold.rewrites" }),
+	});
+	const values = runs["pi-fold"].values;
+	const recoverable = values.filter((v) => v.outcome === "visible" || v.outcome === "recovered").length;
+	const lost = values.filter((v) => v.outcome.startsWith("lost"));
+	out.push({
+		what: "values recoverable by pi-fold",
+		measured: recoverable,
+		needed: `= ${values.length}`,
+		met: recoverable === values.length,
+		...(lost.length === 0 ? {} : { note: `lost: ${lost.map((v) => `stage ${v.stage} (${v.outcome})`).join(", ")}` }),
+	});
+	const compactions = runs.native.compactions;
+	out.push({
+		what: "native compactions (setup)",
+		measured: compactions,
+		needed: `>= ${TARGETS.nativeCompactions}`,
+		met: compactions >= TARGETS.nativeCompactions,
+		...(compactions >= TARGETS.nativeCompactions
+			? {}
+			: {
+					note:
+						`native compacted ${compactions} time(s): the session is too short to show compaction's cost ` +
+						"(more --stages or --read-lines, or a smaller --window)",
+				}),
+	});
+	return out;
+}
+
+/** The shared Pi settings: only the compaction flags given (Pi's defaults otherwise). */
+function sharedSettingsOf(o: SessionOptions): Record<string, unknown> {
+	const compaction = {
+		...(o.reserveTokens !== undefined ? { reserveTokens: o.reserveTokens } : {}),
+		...(o.keepRecentTokens !== undefined ? { keepRecentTokens: o.keepRecentTokens } : {}),
+	};
+	return Object.keys(compaction).length > 0 ? { compaction } : {};
+}
+
+/** Run the warm-up (unless disabled) and the three arms, and analyse them. */
+export async function runSessionCompare(options: SessionOptions): Promise<SessionResult> {
+	const o = options;
+	const sharedSettings = sharedSettingsOf(o);
+	const resolved = SettingsManager.inMemory(sharedSettings).getCompactionSettings();
+	const count = Math.min(VALUES, o.stages);
+	const values = plantValues(o.stages, count, o.seed);
+	const cfg: ArmConfig = {
+		stages: o.stages,
+		seed: o.seed,
+		contextWindow: o.window,
+		maxTokens: o.maxTokens,
+		settings: sharedSettings,
+		values,
+		summaryChars: o.summaryChars,
+		readLines: o.readLines,
+		root: o.root,
+	};
+	if (o.warmup) {
+		const stages = Math.min(WARMUP_STAGES, o.stages);
+		const warm = { ...cfg, stages, values: plantValues(stages, Math.min(VALUES, stages), o.seed) };
+		for (const arm of ARMS) await runArm(arm, warm);
+	}
+	const runs = {} as Record<ArmName, ArmRun>;
+	for (const arm of ARMS) runs[arm] = await runArm(arm, cfg);
+	const reports = {} as Record<ArmName, ArmReport>;
+	const costs = {} as Record<ArmName, CostParts>;
+	for (const arm of ARMS) {
+		reports[arm] = report(runs[arm], o.card);
+		costs[arm] = costParts(runs[arm].records, o.card);
+	}
+	const budget = runs["pi-fold"].fold?.budget ?? o.window - o.maxTokens;
+	const floor = floorAnalysis(reports["pi-fold"], reports.native, reports.none);
+	return {
+		options: o,
+		machine: machineNotes(),
+		values,
+		sharedSettings,
+		compaction: {
+			reserveTokens: resolved.reserveTokens,
+			keepRecentTokens: resolved.keepRecentTokens,
+			threshold: o.window - resolved.reserveTokens,
+			piDefaults: o.reserveTokens === undefined && o.keepRecentTokens === undefined,
+		},
+		budget,
+		runs,
+		reports,
+		costs,
+		floor,
+		targets: targetsOf(reports, costs, floor, runs, budget, o.card),
+		health: ARMS.flatMap((arm) => health(runs[arm], o.window)),
+	};
+}

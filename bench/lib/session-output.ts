@@ -1,0 +1,185 @@
+// What the session benchmark shows and writes: Markdown sections (header, the side-by-side table with
+// the fresh-input floor, planted values, cost by token class, targets), the prompt-size chart and the
+// JSON, from a SessionResult (session-compare.ts). Used by bench/session.bench.ts and scripts/demo.ts.
+import { mkdirSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { writeFileAtomic } from "../../src/replay/output.ts";
+import { renderRequestChart } from "../../src/report/chart-svg.ts";
+import { renderArmTable } from "../../src/report/table.ts";
+import { DEFAULT_THRESHOLDS } from "../../src/runtime/thresholds.ts";
+import type { ArmName, ArmRun } from "./session-arms.ts";
+import { ARMS, DEFAULTS_WHY, type SessionResult, usesDefaults } from "./session-compare.ts";
+
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+const round = (x: number, digits = 3) => Number(x.toFixed(digits));
+
+/** Line colors: pi-fold and native as in the replay chart; "none" in grey, away from pi-fold's green band. */
+const COLORS: Record<ArmName, string> = { "pi-fold": "#1f77b4", native: "#d62728", none: "#7f7f7f" };
+
+export function headerText(r: SessionResult): string {
+	const o = r.options;
+	const c = r.compaction;
+	const m = r.machine;
+	return [
+		`# pi-fold session benchmark (${m.date})`,
+		`${m.cpu}, ${m.cores} cores, Node ${m.node}`,
+		`workload: ${o.stages} stages (seed ${o.seed}) over ${relative(REPO, o.root) || o.root}, reads of ` +
+			`${o.readLines.min}-${o.readLines.max} lines, ${r.values.length} planted values; window ${int(o.window)}, ` +
+			`maxTokens ${o.maxTokens}; summaries of ${o.summaryChars} chars; price card: ${o.card.name}`,
+		`arms: pi-fold (its default options, serving budget ${int(r.budget)}); native (Pi compaction, ` +
+			`reserveTokens ${c.reserveTokens}, keepRecentTokens ${c.keepRecentTokens}${c.piDefaults ? ": Pi's defaults" : ""}, ` +
+			`threshold ${int(c.threshold)}); none (compaction off, no pi-fold)`,
+		usesDefaults(o) ? `setup: the defaults. ${DEFAULTS_WHY}` : `setup: not the defaults (${DEFAULTS_WHY})`,
+	].join("\n");
+}
+
+export function tableText(r: SessionResult): string {
+	const none = r.reports.none;
+	const lines = [
+		`## pi-fold vs native compaction vs none (serving budget ${int(r.budget)} tokens; peak shown with its share)`,
+		renderArmTable(
+			ARMS.map((a) => r.reports[a]),
+			{
+				ratio: { numerator: "pi-fold", denominator: "native" },
+				budget: r.budget,
+				freshInputFloor: r.floor.floor,
+			},
+		),
+		"",
+		`none: no compaction and no pi-fold. The faux provider accepts a request of any size; ${none.overWindow ?? 0} of ` +
+			`none's ${none.requests} requests exceed the ${int(r.options.window)}-token window (peak ${int(none.peakPromptTokens)}), ` +
+			"and a real provider would refuse them.",
+		`fresh-input floor: ${int(r.floor.floor)} tokens (none's fresh input: every appended message written to the ` +
+			`cache once, which any policy pays); above it: pi-fold ${int(r.floor.piFoldAbove)}, native ${int(r.floor.nativeAbove)}.`,
+		`fresh-input target: ${r.floor.verdict}.`,
+	];
+	return lines.join("\n");
+}
+
+export function valuesText(r: SessionResult): string {
+	const lines = [
+		"## Planted values",
+		`| stage | value | ${ARMS.join(" | ")} |`,
+		`|---:|---|${ARMS.map(() => "---").join("|")}|`,
+	];
+	r.values.forEach((v, i) => {
+		const cells = ARMS.map((arm) => {
+			const got = r.runs[arm].values[i];
+			return got.via ? `${got.outcome} (peek ${got.via})` : got.outcome;
+		});
+		lines.push(`| ${v.stage} | \`${v.value}\` | ${cells.join(" | ")} |`);
+	});
+	return lines.join("\n");
+}
+
+export function costText(r: SessionResult): string {
+	const usd = (x: number) => `$${x.toFixed(4)}`;
+	const lines = [
+		`## Cost by token class (${r.options.card.name})`,
+		`| | ${ARMS.join(" | ")} |`,
+		`|---|${ARMS.map(() => "---:").join("|")}|`,
+		`| fresh input (input + cache writes) | ${ARMS.map((a) => usd(r.costs[a].freshInput)).join(" | ")} |`,
+		`| cache read | ${ARMS.map((a) => usd(r.costs[a].cacheRead)).join(" | ")} |`,
+		`| output | ${ARMS.map((a) => usd(r.costs[a].output)).join(" | ")} |`,
+	];
+	return lines.join("\n");
+}
+
+export function targetsText(r: SessionResult): string {
+	const lines = ["## Targets (from this run)", "| target | measured | needed | |", "|---|---:|---:|---|"];
+	for (const t of r.targets) lines.push(`| ${t.what} | ${t.measured} | ${t.needed} | ${t.met ? "met" : "MISSED"} |`);
+	const notes = r.targets.filter((t) => t.note);
+	if (notes.length > 0) lines.push("", ...notes.map((t) => `- ${t.what}: ${t.note}`));
+	return lines.join("\n");
+}
+
+export function healthText(r: SessionResult): string {
+	return r.health.length === 0 ? "" : `WARNING: the run was not clean:\n- ${r.health.join("\n- ")}`;
+}
+
+export function chartSvg(r: SessionResult): string {
+	const o = r.options;
+	return renderRequestChart({
+		title: `Prompt tokens per request: pi-fold vs native compaction vs none (${o.stages} stages, window ${int(o.window)})`,
+		series: ARMS.map((arm) => ({
+			name: arm === "none" ? "none (no compaction)" : arm,
+			color: COLORS[arm],
+			points: r.runs[arm].records.filter((x) => x.kind !== "summary").map((x) => x.promptTokens),
+		})),
+		budget: r.budget,
+		window: o.window,
+		band: { min: DEFAULT_THRESHOLDS.minTarget * r.budget, max: DEFAULT_THRESHOLDS.maxTarget * r.budget },
+		lines: [{ tokens: r.compaction.threshold, label: `native compaction threshold ${int(r.compaction.threshold)}` }],
+	});
+}
+
+function armJson(r: SessionResult, arm: ArmName) {
+	const run: ArmRun = r.runs[arm];
+	const rep = r.reports[arm];
+	return {
+		report: {
+			...rep,
+			cost: round(rep.cost, 6),
+			pooledCacheShare: round(rep.pooledCacheShare, 4),
+			wallMs: round(rep.wallMs ?? Number.NaN, 1),
+			...(rep.addedMsPerRequest
+				? { addedMsPerRequest: { median: round(rep.addedMsPerRequest.median), p95: round(rep.addedMsPerRequest.p95) } }
+				: {}),
+		},
+		costParts: {
+			freshInput: round(r.costs[arm].freshInput, 6),
+			cacheRead: round(r.costs[arm].cacheRead, 6),
+			output: round(r.costs[arm].output, 6),
+		},
+		piSettings: run.settings,
+		values: run.values,
+		recallCalls: run.recallCalls,
+		fold: run.fold ? { ...run.fold, handlerMs: run.fold.handlerMs.map((x) => round(x)) } : undefined,
+		requests: run.records,
+	};
+}
+
+export function resultJson(r: SessionResult, command: string) {
+	const o = r.options;
+	return {
+		machine: r.machine,
+		command,
+		defaults: { used: usesDefaults(o), why: DEFAULTS_WHY },
+		config: {
+			stages: o.stages,
+			seed: o.seed,
+			root: relative(REPO, o.root) || o.root,
+			readLines: o.readLines,
+			contextWindow: o.window,
+			maxTokens: o.maxTokens,
+			piSettings: r.sharedSettings,
+			piCompaction: r.compaction,
+			piFoldOptions: {},
+			budget: r.budget,
+			summaryChars: o.summaryChars,
+			plantedValues: r.values,
+			priceCard: o.card,
+			warmup: o.warmup,
+		},
+		arms: Object.fromEntries(ARMS.map((arm) => [arm, armJson(r, arm)])),
+		freshInputFloor: {
+			...r.floor,
+			target: round(r.floor.target, 1),
+			nativeOverheadShare: round(r.floor.nativeOverheadShare, 4),
+		},
+		targets: r.targets,
+		health: r.health,
+	};
+}
+
+/** Write session.json and session.svg into `outDir` (created if needed), each atomically. */
+export function writeSessionFiles(r: SessionResult, outDir: string, command: string): { json: string; svg: string } {
+	mkdirSync(outDir, { recursive: true });
+	const json = resolve(outDir, "session.json");
+	const svg = resolve(outDir, "session.svg");
+	writeFileAtomic(json, `${JSON.stringify(resultJson(r, command), null, 2)}\n`);
+	writeFileAtomic(svg, chartSvg(r));
+	return { json, svg };
+}

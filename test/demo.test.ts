@@ -1,0 +1,87 @@
+// `npm run demo` (scripts/demo.ts) as a person runs it: a child Node process with a clean, isolated
+// environment, here with few stages and a temp output dir. It prints the three-arm table, the planted
+// values and what is simulated, and writes a chart (SVG) and the JSON; a bad flag is refused with a
+// clear message and writes nothing. Nothing here is timed.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FRESH_ABOVE_FLOOR_ROW, OVER_WINDOW_ROW } from "../src/report/table.ts";
+import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
+import { piEnv, removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
+
+const DEMO = join(REPO_ROOT, "scripts/demo.ts");
+const STAGES = 6;
+
+function demo(args: string[]): Promise<RunResult> {
+	return run(process.execPath, [DEMO, ...args], { cwd: REPO_ROOT, env: childEnv(piEnv()), timeoutMs: 110_000 });
+}
+
+let out: string;
+let result: RunResult;
+
+beforeAll(async () => {
+	out = tempDir("demo-out");
+	result = await demo(["--stages", String(STAGES), "--out-dir", out]);
+}, 120_000);
+afterAll(() => removeTempDirs());
+
+describe("npm run demo", () => {
+	it("exits 0 and prints the side-by-side table of pi-fold, native and none with the floor rows", () => {
+		expect(result.stderr).toBe("");
+		expect(result.code).toBe(0);
+		const lines = result.stdout.split("\n");
+		expect(lines).toContain("|  | pi-fold | native | none | pi-fold / native |");
+		expect(lines.some((l) => l.startsWith(`| ${FRESH_ABOVE_FLOOR_ROW} |`))).toBe(true);
+		expect(lines.some((l) => l.startsWith(`| ${OVER_WINDOW_ROW} |`))).toBe(true);
+		expect(result.stdout).toMatch(/^fresh-input floor: [\d,]+ tokens/m);
+		expect(result.stdout).toMatch(/^fresh-input target: pi-fold fresh input = floor [\d,]+ \+ /m);
+	});
+
+	it("prints an outcome per planted value for every arm, and says what is simulated and what is real", () => {
+		expect(result.stdout).toContain("| stage | value | pi-fold | native | none |");
+		const rows = result.stdout.split("\n").filter((l) => /^\| \d+ \| `chk-[0-9a-f]{16}` \|/.test(l));
+		expect(rows).toHaveLength(STAGES); // one value per stage when there are fewer than 8 stages
+		for (const row of rows) expect(row.split(" | ").slice(2)).toHaveLength(3);
+		expect(result.stdout).toContain("only the model is simulated");
+		expect(result.stdout).toContain("Pi 1.6's AgentSession");
+	});
+
+	it("writes an SVG chart with one line per arm and prints its path", () => {
+		const svg = join(out, "session.svg");
+		expect(result.stdout).toContain(`chart: ${svg}`);
+		const text = readFileSync(svg, "utf8");
+		expect(text.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg"')).toBe(
+			true,
+		);
+		expect(text.trimEnd().endsWith("</svg>")).toBe(true);
+		expect(text.match(/<polyline /g)).toHaveLength(3);
+	});
+
+	it("writes JSON that parses, holds the three arms and the floor analysis, and prints its path", () => {
+		const file = join(out, "session.json");
+		expect(result.stdout).toContain(`json:  ${file}`);
+		const json = JSON.parse(readFileSync(file, "utf8"));
+		expect(Object.keys(json.arms)).toEqual(["pi-fold", "native", "none"]);
+		expect(json.config.stages).toBe(STAGES);
+		expect(json.command).toBe(`node scripts/demo.ts --stages ${STAGES} --out-dir ${out}`);
+		for (const arm of Object.values(json.arms) as { requests: unknown[]; report: { requests: number } }[]) {
+			expect(arm.requests.length).toBe(arm.report.requests);
+			expect(arm.requests.length).toBeGreaterThan(STAGES);
+		}
+		expect(json.freshInputFloor.floor).toBe(json.arms.none.report.freshInput);
+		expect(json.arms.none.piSettings.compaction.enabled).toBe(false);
+		expect(json.health).toEqual([]);
+	});
+
+	it("refuses a bad flag with a clear message, exit code 2, and writes nothing", async () => {
+		const dir = join(tempDir("demo-bad"), "out");
+		const bad = await demo(["--stages", "0", "--out-dir", dir]);
+		expect(bad.code).toBe(2);
+		expect(bad.stderr).toContain('pi-fold demo: --stages must be a whole number >= 1, got "0"');
+		expect(bad.stdout).toBe("");
+		expect(existsSync(dir)).toBe(false);
+		const unknown = await demo(["--stage", "4"]);
+		expect(unknown.code).toBe(2);
+		expect(unknown.stderr).toMatch(/pi-fold demo: .*--stage/);
+	});
+});
