@@ -4,60 +4,19 @@
 // captured requests are the oracle: a /fold changes nothing until the next turn's boundary, then
 // the next request shows the span folded, as one rewrite attributed to /fold.
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
-import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FOLD_TIMING, foldArgs, foldCompletions } from "../src/commands/fold.ts";
+import { FOLD_TIMING_IDLE, foldArgs, foldCompletions } from "../src/commands/fold.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { RECORD_TYPE } from "../src/session/journal.ts";
 import { makeSession, removeTempDirs, type TestSession, textOf } from "./helpers/pi-harness.ts";
+import { type RecordedNote, recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 /** Large enough that the workload (~40% of it) never reaches maxTarget: no commit fires by itself. */
 const BUDGET = 100_000;
-
-interface Note {
-	message: string;
-	type: string | undefined;
-}
-
-/** A recording uiContext (REPORT.md 8): a plain object with own enumerable methods. */
-function recordingUi(notes: Note[]): ExtensionUIContext {
-	const theme = { fg: (_c: string, s: string) => s, bold: (s: string) => s };
-	const noop = () => undefined;
-	const ui: Record<string, unknown> = {
-		notify: (message: string, type?: string) => void notes.push({ message, type }),
-		getEditorText: () => "",
-		getAllThemes: () => [],
-		setTheme: () => ({ success: false }),
-		getToolsExpanded: () => false,
-	};
-	for (const k of ["select", "confirm", "input", "editor", "custom"]) ui[k] = () => Promise.resolve(undefined);
-	for (const k of [
-		"onTerminalInput",
-		"setStatus",
-		"setWorkingMessage",
-		"setWorkingVisible",
-		"setWorkingIndicator",
-		"setHiddenThinkingLabel",
-		"setWidget",
-		"setFooter",
-		"setHeader",
-		"setTitle",
-		"pasteToEditor",
-		"setEditorText",
-		"addAutocompleteProvider",
-		"setEditorComponent",
-		"getEditorComponent",
-		"getTheme",
-		"setToolsExpanded",
-	])
-		ui[k] = noop;
-	Object.defineProperty(ui, "theme", { get: () => theme, enumerable: true });
-	return ui as unknown as ExtensionUIContext;
-}
 
 afterAll(removeTempDirs);
 
@@ -65,13 +24,14 @@ describe("/fold and /fold-status on a real session", () => {
 	let h: TestSession;
 	let fold: PiFold;
 	let rt: FoldRuntime;
-	const notes: Note[] = [];
+	const recorder = recordingUi();
+	const notes = recorder.notes;
 	/** The marks the workload left, in transcript order. */
 	let marks: FoldId[] = [];
 	let merged: FoldId = "";
 
 	/** Run one command; it must answer exactly once, without a model call. */
-	const command = async (line: string): Promise<Note> => {
+	const command = async (line: string): Promise<RecordedNote> => {
 		const before = { notes: notes.length, requests: h.captured.length };
 		await h.session.prompt(line);
 		expect(notes.length - before.notes, `${line} answers once`).toBe(1);
@@ -129,7 +89,7 @@ describe("/fold and /fold-status on a real session", () => {
 		fold = registered;
 		rt = r;
 		marks = (rt.lattice?.pending() ?? []).map((f) => f.id);
-		await h.session.bindExtensions({ uiContext: recordingUi(notes), mode: "tui" });
+		await h.session.bindExtensions({ uiContext: recorder.ui, mode: "tui" });
 	}, 240_000);
 	afterAll(() => h?.dispose());
 
@@ -175,12 +135,12 @@ describe("/fold and /fold-status on a real session", () => {
 		expect(foldArgs(" a, b  c ")).toEqual(["a", "b", "c"]);
 	});
 
-	it("/fold <a> <b> merges two marks into one span and folds exactly it at the next turn", async () => {
+	it("/fold <a> <b> merges two marks into one span and folds exactly it from the next request", async () => {
 		const [a, b] = marks;
 		const span = { start: rt.lattice?.get(a)?.start, end: rt.lattice?.get(b)?.end };
 		const note = await command(`/fold ${a} ${b}`);
 		expect(note.type).toBe("info");
-		expect(note.message).toContain(FOLD_TIMING);
+		expect(note.message).toContain(FOLD_TIMING_IDLE);
 		expect(note.message).toContain(`${a} + ${b} merged into one span`);
 		merged = /^\/fold: (f[0-9a-f]{10}) /.exec(note.message)?.[1] ?? "";
 		// One pending mark over both spans (and whatever lay between them); the two are gone.
@@ -194,22 +154,26 @@ describe("/fold and /fold-status on a real session", () => {
 
 		const before = rt.status().rewrites;
 		const { previous, reqs } = await nextPrompt();
-		// Nothing moved at the command: the first request only appends to the one before it.
-		expect(isAppendOf(previous, reqs[0])).toBe(true);
-		for (const c of calls) expect(carries(reqs[0], c)).toBe(true);
-		// The boundary after it committed: the span is gone, its brief names it, the pairing holds.
-		for (const c of calls) expect(carries(reqs[1], c)).toBe(false);
-		expect(reqs[1].some((x) => textOf(x).includes(`[pi-fold ${merged}]`))).toBe(true);
+		// Pi was idle: the folds were written at the command and the very next request shows them
+		// (the context-event bridge), one attributed rewrite; the span is gone, its brief names it.
+		expect(isAppendOf(previous, reqs[0])).toBe(false);
+		for (const c of calls) expect(carries(reqs[0], c)).toBe(false);
+		expect(reqs[0].some((x) => textOf(x).includes(`[pi-fold ${merged}]`))).toBe(true);
+		expect(pairingProblems(reqs[0])).toEqual([]);
+		// The commit at that turn's end projects to exactly what was shown: the next request extends it.
+		expect(isAppendOf(reqs[0], reqs[1])).toBe(true);
 		expect(pairingProblems(reqs[1])).toEqual([]);
 		expect(rt.commits.at(-1)).toMatchObject({ reason: "fold", committed: [merged] });
 		for (const id of others) expect(rt.lattice?.get(id)?.state).toBe("pending");
 		const after = rt.status().rewrites;
-		expect(after.attributed.fold).toBe(before.attributed.fold + 1);
+		// The shown request is the attributed rewrite, or a new baseline when the command's records
+		// made the runtime re-open the session first (it then counts nothing as a rewrite).
+		expect(after.attributed.fold + after.baselines).toBe(before.attributed.fold + before.baselines + 1);
 		expect(after.unattributed).toBe(0);
 		expect(rt.foldRequested).toBe(false);
 	});
 
-	it("/fold commits every staged mark at the next turn", async () => {
+	it("/fold commits every staged mark, shown from the next request", async () => {
 		const pending = (rt.lattice?.pending() ?? []).map((f) => f.id);
 		expect(pending.length).toBeGreaterThan(0);
 		const calls = pending.flatMap(callIdsOf);
@@ -219,13 +183,13 @@ describe("/fold and /fold-status on a real session", () => {
 		expect(note.message).toContain(
 			`${pending.length} staged mark${pending.length === 1 ? "" : "s"} (${pending.join(", ")})`,
 		);
-		expect(note.message).toContain(FOLD_TIMING);
+		expect(note.message).toContain(FOLD_TIMING_IDLE);
 		expect(note.message).toMatch(/frees ~\d+ tokens of 100000/);
 		const before = rt.status().rewrites;
 		const { previous, reqs } = await nextPrompt();
-		expect(isAppendOf(previous, reqs[0])).toBe(true);
-		for (const c of calls) expect(carries(reqs[0], c)).toBe(true);
-		for (const c of calls) expect(carries(reqs[1], c)).toBe(false);
+		expect(isAppendOf(previous, reqs[0])).toBe(false);
+		for (const c of calls) expect(carries(reqs[0], c)).toBe(false);
+		expect(isAppendOf(reqs[0], reqs[1])).toBe(true);
 		for (const id of pending) expect(rt.lattice?.get(id)?.state).toBe("committed");
 		expect(rt.commits.at(-1)).toMatchObject({ reason: "fold" });
 		expect([...(rt.commits.at(-1)?.committed ?? [])].sort()).toEqual([...pending].sort());
@@ -284,8 +248,8 @@ describe("/fold on a session with nothing marked", () => {
 	it("refuses and says why; /fold-status still answers", async () => {
 		const h = await makeSession({ extensions: [(pi) => void registerPiFold(pi, { providerInputBudget: BUDGET })] });
 		try {
-			const notes: Note[] = [];
-			await h.session.bindExtensions({ uiContext: recordingUi(notes), mode: "tui" });
+			const { ui, notes } = recordingUi();
+			await h.session.bindExtensions({ uiContext: ui, mode: "tui" });
 			await h.session.prompt("/fold");
 			expect(notes).toEqual([
 				{ message: expect.stringMatching(/^\/fold refused, nothing changed: no staged marks to fold/), type: "error" },

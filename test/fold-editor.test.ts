@@ -4,7 +4,7 @@
 // through: the lattice, the staged window edits and the session's records; a refused gesture must
 // leave all three exactly as they were. The last test sends the staged expand to the model.
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
-import { type ExtensionContext, type ExtensionUIContext, SessionManager } from "@earendil-works/pi-coding-agent";
+import { type ExtensionContext, SessionManager } from "@earendil-works/pi-coding-agent";
 import { stripTerminalSequences, visibleWidth } from "@earendil-works/pi-tui";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
@@ -15,6 +15,7 @@ import { rebuildLattice } from "../src/session/rebuild.ts";
 import { intentFor, PREVIEW_STEPS, rawUnits } from "../src/ui/editor-model.ts";
 import type { FoldEditor } from "../src/ui/fold-editor.ts";
 import { makeSession, removeTempDirs, type TestSession, textOf } from "./helpers/pi-harness.ts";
+import { type RecordingUi, recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
@@ -28,57 +29,6 @@ const UP = "\x1b[A";
 const ENTER = "\r";
 const ESC = "\x1b";
 
-interface Recorder {
-	ui: ExtensionUIContext;
-	notes: { message: string; type: string | undefined }[];
-	customs: number;
-	/** The component the last custom() call built, and the promise that settles when it closes. */
-	editor?: FoldEditor;
-}
-
-/** A recording uiContext (REPORT.md 8): own enumerable methods; custom() builds the component headless. */
-function recorder(): Recorder {
-	const rec: Recorder = { ui: {} as ExtensionUIContext, notes: [], customs: 0 };
-	const theme = { fg: (_c: string, s: string) => s, bold: (s: string) => s };
-	const noop = () => undefined;
-	const ui: Record<string, unknown> = {
-		notify: (message: string, type?: string) => void rec.notes.push({ message, type }),
-		custom: (factory: (...args: unknown[]) => FoldEditor) =>
-			new Promise<void>((resolve) => {
-				rec.customs++;
-				rec.editor = factory({ requestRender: noop, terminal: { rows: ROWS } }, theme, {}, () => resolve());
-			}),
-		getEditorText: () => "",
-		getAllThemes: () => [],
-		setTheme: () => ({ success: false }),
-		getToolsExpanded: () => false,
-	};
-	for (const k of ["select", "confirm", "input", "editor"]) ui[k] = () => Promise.resolve(undefined);
-	for (const k of [
-		"onTerminalInput",
-		"setStatus",
-		"setWorkingMessage",
-		"setWorkingVisible",
-		"setWorkingIndicator",
-		"setHiddenThinkingLabel",
-		"setWidget",
-		"setFooter",
-		"setHeader",
-		"setTitle",
-		"pasteToEditor",
-		"setEditorText",
-		"addAutocompleteProvider",
-		"setEditorComponent",
-		"getEditorComponent",
-		"getTheme",
-		"setToolsExpanded",
-	])
-		ui[k] = noop;
-	Object.defineProperty(ui, "theme", { get: () => theme, enumerable: true });
-	rec.ui = ui as unknown as ExtensionUIContext;
-	return rec;
-}
-
 /** Escape codes out: rows are compared as text. */
 const plain = (s: string) => stripTerminalSequences(s);
 
@@ -87,7 +37,7 @@ afterAll(removeTempDirs);
 describe("/fold-editor on a real session", () => {
 	let h: TestSession;
 	let rt: FoldRuntime;
-	let rec: Recorder;
+	let rec: RecordingUi<FoldEditor>;
 	let editor: FoldEditor;
 	let closed: Promise<void>;
 	let pifold: PiFold;
@@ -136,12 +86,12 @@ describe("/fold-editor on a real session", () => {
 		if (!fold || !r) throw new Error(`no runtime: ${fold?.runtime.reason()}`);
 		pifold = fold;
 		rt = r;
-		rec = recorder();
+		rec = recordingUi<FoldEditor>({ terminalRows: ROWS });
 		await h.session.bindExtensions({ uiContext: rec.ui, mode: "tui" });
 		closed = h.session.prompt("/fold-editor");
-		for (let i = 0; i < 100 && !rec.editor; i++) await new Promise((res) => setTimeout(res, 10));
-		if (!rec.editor) throw new Error("the command did not open the editor");
-		editor = rec.editor;
+		for (let i = 0; i < 100 && !rec.component; i++) await new Promise((res) => setTimeout(res, 10));
+		if (!rec.component) throw new Error("the command did not open the editor");
+		editor = rec.component;
 	}, 240_000);
 	afterAll(() => h?.dispose());
 
@@ -382,7 +332,7 @@ describe("/fold-editor on a real session", () => {
 	});
 
 	it("outside the TUI the command prints the map and says the keys need the TUI", async () => {
-		const rpc = recorder();
+		const rpc = recordingUi();
 		await h.session.bindExtensions({ uiContext: rpc.ui, mode: "rpc" });
 		await h.session.prompt("/fold-editor");
 		expect(rpc.customs).toBe(0);

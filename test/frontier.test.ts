@@ -16,6 +16,7 @@ import { type ContextEntries, contextEntriesOf } from "../src/session/context-en
 import { copyFixture, FIXTURE_MISSING, hasFixture } from "./helpers/fixture.ts";
 import { referenceMarks } from "./helpers/frontier-reference.ts";
 import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
+import { seededInts } from "./helpers/seeded-ints.ts";
 import { assistantMessage } from "./helpers/synthetic-session.ts";
 
 const core = nodeCore();
@@ -315,23 +316,12 @@ describe("the frontier on synthetic sessions", () => {
 	});
 });
 
-/** A small seeded generator, so a failing property run can be replayed. */
-function rng(seed: number) {
-	let x = seed >>> 0 || 1;
-	return (k: number) => {
-		x ^= x << 13;
-		x ^= x >>> 17;
-		x ^= x << 5;
-		return (x >>> 0) % k;
-	};
-}
-
 describe("the frontier cursor", () => {
 	// Sessions grown event by event, as the runtime grows them (the lattice extended in place, the
 	// proposals marked, now and then pins, late results and commits): a pass from the cursor
 	// proposes exactly what a whole pass proposes, every time.
 	it.each([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])("proposes what a whole pass does (seed %i)", (seed) => {
-		const r = rng(seed);
+		const r = seededInts(seed);
 		const b = new Builder();
 		b.user();
 		const s = settings({
@@ -397,7 +387,7 @@ describe("the frontier against the straightforward pass", () => {
 	// examined entries alone and reads every fold as a view. Sessions with several chapters, late
 	// results, repeated call ids, orphan results, pins, blacklists and commits.
 	it.each([1, 2, 3, 4, 5, 6])("proposes what the reference does (seed %i)", (seed) => {
-		const r = rng(seed * 7919);
+		const r = seededInts(seed * 7919);
 		const b = new Builder();
 		b.user();
 		const s = settings({

@@ -23,6 +23,7 @@ import {
 } from "../src/runtime/occupancy.ts";
 import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/runtime/thresholds.ts";
 import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
+import { seededInts } from "./helpers/seeded-ints.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);
@@ -277,17 +278,6 @@ describe("thresholds", () => {
 	});
 });
 
-/** A small seeded generator, so a failing run can be replayed. */
-function rng(seed: number) {
-	let x = seed >>> 0 || 1;
-	return (k: number) => {
-		x ^= x << 13;
-		x ^= x >>> 17;
-		x ^= x << 5;
-		return (x >>> 0) % k;
-	};
-}
-
 describe("RequestMemo (per-stream reuse of billed texts and tokens)", () => {
 	const long = "export function f(x) { return x * 2; }\n".repeat(200);
 	/** Messages of every kind the estimator reads differently. */
@@ -360,7 +350,7 @@ describe("RequestMemo (per-stream reuse of billed texts and tokens)", () => {
 	};
 
 	it.each([1, 2, 3, 4, 5, 6, 7, 8])("answers what a fresh estimate answers, stream after stream (seed %i)", (seed) => {
-		const r = rng(seed);
+		const r = seededInts(seed);
 		const sent = new RequestMemo();
 		const next = new RequestMemo();
 		let request: unknown[] = [];

@@ -11,6 +11,7 @@ import {
 	type Recorded,
 } from "../src/runtime/instrumentation.ts";
 import { NOT_PLAIN, plainCopy, samePlainValue } from "../src/runtime/plain-value.ts";
+import { seededInts } from "./helpers/seeded-ints.ts";
 
 const core = nodeCore();
 
@@ -73,17 +74,6 @@ describe("samePlainValue", () => {
 	});
 });
 
-/** A small seeded generator, so a failing run can be replayed. */
-function rng(seed: number) {
-	let x = seed >>> 0 || 1;
-	return (k: number) => {
-		x ^= x << 13;
-		x ^= x >>> 17;
-		x ^= x << 5;
-		return (x >>> 0) % k;
-	};
-}
-
 describe("incremental digests (the recorder's prefix comparison on plain copies)", () => {
 	const message = (r: (k: number) => number, i: number): unknown => {
 		switch (r(5)) {
@@ -123,7 +113,7 @@ describe("incremental digests (the recorder's prefix comparison on plain copies)
 	};
 
 	it.each([1, 2, 3, 4, 5, 6])("classify and digest as digesting every message afresh would (seed %i)", (seed) => {
-		const r = rng(seed);
+		const r = seededInts(seed);
 		let session: unknown[] = [];
 		let previous: { recorded: Recorded; digests: Uint8Array } | undefined;
 		for (let step = 0; step < 50; step++) {

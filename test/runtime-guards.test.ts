@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
-import { type ExtensionUIContext, SessionManager, VERSION } from "@earendil-works/pi-coding-agent";
+import { SessionManager, VERSION } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { EVIDENCE_DIR_NAME } from "../src/runtime/evidence.ts";
@@ -15,6 +15,7 @@ import { type FoldRuntime, UNBRIEFED_NOTICE_TYPE } from "../src/runtime/runtime.
 import { checkHost, REQUIRED_PI_VERSION } from "../src/runtime/version-guard.ts";
 import { STORE_DIR_NAME } from "../src/store/index.ts";
 import { makeSession, removeTempDirs, toolResultFor } from "./helpers/pi-harness.ts";
+import { recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
@@ -24,47 +25,6 @@ function runtimeOf(fold: PiFold | undefined): FoldRuntime {
 	const rt = fold?.runtime.get();
 	if (!rt) throw new Error(`no runtime: ${fold?.runtime.reason()}`);
 	return rt;
-}
-
-/** A UI context recording notify/setStatus; every other method a no-op (Pi spreads it: own props only). */
-function recordingUI(log: { notify: string[]; status: (string | undefined)[] }): ExtensionUIContext {
-	const noop = () => undefined;
-	const ui: Record<string, unknown> = {};
-	for (const name of [
-		"onTerminalInput",
-		"setWorkingMessage",
-		"setWorkingVisible",
-		"setWorkingIndicator",
-		"setHiddenThinkingLabel",
-		"setWidget",
-		"setFooter",
-		"setHeader",
-		"setTitle",
-		"pasteToEditor",
-		"setEditorText",
-		"addAutocompleteProvider",
-		"setEditorComponent",
-		"setToolsExpanded",
-	]) {
-		ui[name] = noop;
-	}
-	Object.assign(ui, {
-		select: async () => undefined,
-		confirm: async () => false,
-		input: async () => undefined,
-		editor: async () => undefined,
-		custom: async () => undefined,
-		getEditorText: () => "",
-		getEditorComponent: () => undefined,
-		getAllThemes: () => [],
-		getTheme: () => undefined,
-		setTheme: () => ({ success: false, error: "no UI" }),
-		getToolsExpanded: () => false,
-		theme: {},
-		notify: (message: string) => void log.notify.push(message),
-		setStatus: (_key: string, text: string | undefined) => void log.status.push(text),
-	});
-	return ui as unknown as ExtensionUIContext;
 }
 
 /** A session whose first turn runs one bash call printing ~60 kB (Pi truncates it to its output cap). */
@@ -78,9 +38,9 @@ async function bigOutputSession(options: Parameters<typeof registerPiFold>[1]) {
 			},
 		],
 	});
-	const ui = { notify: [] as string[], status: [] as (string | undefined)[] };
+	const ui = recordingUi();
 	const errors: unknown[] = [];
-	await h.session.bindExtensions({ uiContext: recordingUI(ui), onError: (e) => void errors.push(e) });
+	await h.session.bindExtensions({ uiContext: ui.ui, onError: (e) => void errors.push(e) });
 	h.script([
 		fauxAssistantMessage([fauxToolCall("bash", { command: "seq -s ' ' 1 12000" }, { id: "big" })], {
 			stopReason: "toolUse",
@@ -111,8 +71,8 @@ describe("the fence", () => {
 			const last = status.fence.last;
 			expect(last?.tokens).toBeGreaterThan(FENCE_BUDGET);
 			expect(last?.budget).toBe(FENCE_BUDGET);
-			expect(ui.notify).toEqual([last?.message]);
-			expect(ui.status.at(-1)).toContain("request stopped");
+			expect(ui.notes.map((n) => n.message)).toEqual([last?.message]);
+			expect(ui.statuses.at(-1)?.text).toContain("request stopped");
 			// Out of band: pi-fold wrote nothing into the window.
 			const branch = h.session.sessionManager.getBranch();
 			expect(branch.some((e) => e.type === "custom_message" || e.type === "context_edit")).toBe(false);

@@ -16,7 +16,6 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { parseSettingsArgs, settingsCompletions } from "../src/commands/fold-settings.ts";
 import piFold, { type PiFold, registerPiFold } from "../src/index.ts";
@@ -32,6 +31,7 @@ import {
 	type UserSettings,
 } from "../src/settings/settings-file.ts";
 import { makeSession, removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
+import { recordingUi } from "./helpers/recording-ui.ts";
 
 afterAll(removeTempDirs);
 
@@ -411,50 +411,6 @@ describe("/fold-settings argument parsing", () => {
 });
 
 // ---- /fold-settings through a real AgentSession ----
-
-interface Recorded {
-	ui: ExtensionUIContext;
-	notes: { message: string; type: string | undefined }[];
-}
-
-/** A recording UI context (REPORT.md 8): a plain object with own enumerable methods. */
-function recordingUi(): Recorded {
-	const notes: Recorded["notes"] = [];
-	const id = (_c: string, s: string) => s;
-	const theme = { fg: id, bg: id, bold: (s: string) => s, italic: (s: string) => s, underline: (s: string) => s };
-	const noop = () => undefined;
-	const ui = {
-		select: () => Promise.resolve(undefined),
-		confirm: () => Promise.resolve(false),
-		input: () => Promise.resolve(undefined),
-		editor: () => Promise.resolve(undefined),
-		custom: () => Promise.resolve(undefined),
-		notify: (message: string, type?: string) => void notes.push({ message, type }),
-		onTerminalInput: () => noop,
-		setStatus: noop,
-		setWorkingMessage: noop,
-		setWorkingVisible: noop,
-		setWorkingIndicator: noop,
-		setHiddenThinkingLabel: noop,
-		setWidget: noop,
-		setFooter: noop,
-		setHeader: noop,
-		setTitle: noop,
-		pasteToEditor: noop,
-		setEditorText: noop,
-		getEditorText: () => "",
-		addAutocompleteProvider: noop,
-		setEditorComponent: noop,
-		getEditorComponent: () => undefined,
-		getAllThemes: () => [],
-		getTheme: () => undefined,
-		setTheme: () => ({ success: false }),
-		getToolsExpanded: () => false,
-		setToolsExpanded: noop,
-	};
-	Object.defineProperty(ui, "theme", { get: () => theme, enumerable: true });
-	return { ui: ui as unknown as ExtensionUIContext, notes };
-}
 
 describe("/fold-settings in a real session", () => {
 	const savedXdg = process.env.XDG_CONFIG_HOME;

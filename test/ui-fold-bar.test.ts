@@ -4,7 +4,7 @@
 // reads the composition at every turn boundary next to Pi's own preview of the next request. Out of
 // process: the real `pi` CLI in RPC mode, where the bar reaches the client as JSON lines.
 import { spawn } from "node:child_process";
-import type { ContextEditEntry, ExtensionAPI, ExtensionUIContext, Theme } from "@earendil-works/pi-coding-agent";
+import type { ContextEditEntry, ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
@@ -22,6 +22,7 @@ import {
 } from "../src/ui/fold-bar.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";
 import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "./helpers/pi-harness.ts";
+import { type RecordedWidget, recordingUi } from "./helpers/recording-ui.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 import { UI_HOST_BUDGET, UI_HOST_MODEL, UI_HOST_PROVIDER } from "./hosts/fold-ui-host.ts";
 
@@ -32,50 +33,6 @@ const BUDGET = 14_000;
 const CONSOLIDATE_AFTER = 3;
 
 afterAll(removeTempDirs);
-
-/** A recording UI (REPORT.md §8): a plain object with own enumerable methods and an enumerable theme. */
-function recordingUi(widgets: { key: string; lines: string[] | undefined }[]): ExtensionUIContext {
-	const calls: Record<string, (...args: unknown[]) => unknown> = {
-		setWidget: (key, content) => {
-			if (content === undefined || Array.isArray(content)) widgets.push({ key: key as string, lines: content });
-		},
-		select: () => Promise.resolve(undefined),
-		confirm: () => Promise.resolve(false),
-		input: () => Promise.resolve(undefined),
-		editor: () => Promise.resolve(undefined),
-		custom: () => Promise.resolve(undefined),
-		onTerminalInput: () => () => {},
-		getEditorText: () => "",
-		getAllThemes: () => [],
-		getToolsExpanded: () => false,
-		setTheme: () => ({ success: false }),
-	};
-	for (const m of [
-		"notify",
-		"setStatus",
-		"setWorkingMessage",
-		"setWorkingVisible",
-		"setWorkingIndicator",
-		"setHiddenThinkingLabel",
-		"setFooter",
-		"setHeader",
-		"setTitle",
-		"pasteToEditor",
-		"setEditorText",
-		"addAutocompleteProvider",
-		"setEditorComponent",
-		"getEditorComponent",
-		"getTheme",
-		"setToolsExpanded",
-	]) {
-		calls[m] ??= () => undefined;
-	}
-	// Plain text: the bar's layout is checked on what a terminal would show.
-	const identity = (_c: string, s: string) => s;
-	const theme = { fg: identity, bg: identity, bold: (s: string) => s, italic: (s: string) => s };
-	Object.defineProperty(calls, "theme", { get: () => theme, enumerable: true });
-	return calls as unknown as ExtensionUIContext;
-}
 
 interface Boundary {
 	turn: number;
@@ -93,8 +50,9 @@ describe("the window composition of a real session, and the bar drawn from it", 
 	let h: TestSession;
 	let rt: FoldRuntime;
 	const boundaries: Boundary[] = [];
-	const widgets: { key: string; lines: string[] | undefined }[] = [];
-	let atSessionStart: { key: string; lines: string[] | undefined }[] = [];
+	const recorder = recordingUi();
+	const widgets = recorder.widgets;
+	let atSessionStart: RecordedWidget[] = [];
 
 	beforeAll(async () => {
 		let fold: PiFold | undefined;
@@ -139,7 +97,7 @@ describe("the window composition of a real session, and the bar drawn from it", 
 		});
 		// The harness bound without a UI (hasUI false: the bar stays off); bind again as the TUI would.
 		await h.session.bindExtensions({
-			uiContext: recordingUi(widgets),
+			uiContext: recorder.ui,
 			mode: "tui",
 			onError: (e) => void h.extensionErrors.push(e),
 		});

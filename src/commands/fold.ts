@@ -13,6 +13,8 @@ export const FOLD_USAGE =
 	"usage: /fold (every staged mark) | /fold <fold id> ... (those marks as one span, or refold expanded folds)";
 /** Where the commit happens, said with every accepted /fold. */
 export const FOLD_TIMING = "folds at the next turn (when Pi is idle: the first turn of your next prompt)";
+/** Said instead when Pi is idle and the fold is already planned: the next request shows it. */
+export const FOLD_TIMING_IDLE = "is folded from your next prompt's first request (written to the store now)";
 
 type Level = "info" | "warning" | "error";
 export interface CommandAnswer {

@@ -3,7 +3,7 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { RuntimeHandle } from "../runtime/hooks.ts";
 import { openFoldEditor } from "../ui/fold-editor.ts";
-import { FOLD_COMMAND, foldCompletions, runFold } from "./fold.ts";
+import { FOLD_COMMAND, FOLD_TIMING, FOLD_TIMING_IDLE, foldCompletions, runFold } from "./fold.ts";
 import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
 
 export const FOLD_EDITOR_COMMAND = "fold-editor";
@@ -30,8 +30,15 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle): 
 			"Fold every staged mark at the next turn, or the named marks as one span (an expanded fold: refold it)",
 		getArgumentCompletions: foldCompletions(runtime),
 		handler: (args, ctx) =>
-			guarded(FOLD_COMMAND, ctx, () => {
+			guarded(FOLD_COMMAND, ctx, async () => {
 				const answer = runFold(runtime, args, ctx);
+				// Idle: plan it now and show it on the next request already (the runtime's fold bridge).
+				const rt = runtime.get();
+				if (answer.level === "info" && ctx.isIdle() && rt?.foldRequested) {
+					const early = await rt.prepareFold(ctx);
+					if (early.ok) answer.text = answer.text.replace(FOLD_TIMING, FOLD_TIMING_IDLE);
+					else rt.problem("fold", `shown at the next turn instead of the next request: ${early.reason}`);
+				}
 				ctx.ui.notify(answer.text, answer.level);
 			}),
 	});

@@ -30,9 +30,10 @@ import {
 	shouldCompact,
 } from "@earendil-works/pi-coding-agent";
 import type { RequestRecord } from "../report/arm-report.ts";
-import { EntryLog, type LogHeader } from "./entry-log.ts";
+import type { LogHeader } from "./entry-log.ts";
 import type { RequestMeter } from "./measure.ts";
 import type { Policy, PolicyEvent } from "./policy.ts";
+import { WholeLogPolicy } from "./policy-whole-log.ts";
 import type { ProviderTokens } from "./provider-tokens.ts";
 import { modelKeyOf, type Turn } from "./transcript.ts";
 
@@ -60,9 +61,8 @@ const withoutSystem = (entries: readonly SessionEntry[]) =>
 		.flatMap((e) => (e.type === "compaction" ? [] : sessionEntryToContextMessages(e)))
 		.filter((m) => m.role !== "system");
 
-export class NativePolicy implements Policy {
+export class NativePolicy extends WholeLogPolicy implements Policy {
 	readonly name = "native" as const;
-	readonly #log: EntryLog;
 	readonly #meter: RequestMeter;
 	readonly #tokens: ProviderTokens;
 	readonly #settings: NativeSettings;
@@ -72,25 +72,14 @@ export class NativePolicy implements Policy {
 	#previousSummary: string | undefined;
 
 	constructor(header: LogHeader, meter: RequestMeter, tokens: ProviderTokens, settings: NativeSettings) {
-		this.#log = new EntryLog(header);
+		super(header);
 		this.#meter = meter;
 		this.#tokens = tokens;
 		this.#settings = settings;
 	}
 
-	append(entry: SessionEntry): void {
-		this.#log.append(entry);
-	}
-
-	window(_turn: Turn): AgentMessage[] {
-		return this.#log.projection().messages;
-	}
-
-	sent(): void {}
-
 	async answered(turn: Turn, answer: AssistantMessage): Promise<RequestRecord[]> {
-		this.#log.appendMessage(turn.entry, answer);
-		for (const e of turn.resultEntries) this.#log.append(e);
+		this.appendAnswer(turn, answer);
 		if (validUsage(answer) > 0) this.#usage = { message: answer, stale: false };
 		return this.#compactIfDue(turn);
 	}
@@ -111,7 +100,7 @@ export class NativePolicy implements Policy {
 	}
 
 	#compactIfDue(turn: Turn): RequestRecord[] {
-		const log = this.#log;
+		const log = this.log;
 		if (log.entries.at(-1)?.type === "compaction") return [];
 		const projection = log.projection();
 		const tokensBefore = this.contextTokens(projection.messages);

@@ -73,7 +73,11 @@ export function registerRuntimeHooks(
 	// A compaction replaced the window (Pi did it, with the user's say-so): a new baseline.
 	pi.on("session_compact", reopen("session_compact"));
 
-	pi.on("context", (e, ctx) => void guarded("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true));
+	pi.on("context", (e, ctx) => {
+		// Read-only, except a /fold planned while idle, shown on the request it was asked before.
+		const bridged = guarded("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true);
+		return bridged ? { messages: bridged as typeof e.messages } : undefined;
+	});
 	pi.on("context_with_system", (e, ctx) => {
 		const stop = guarded("context_with_system", (rt) => rt.observeRequest(e.messages, ctx));
 		if (!stop) return;

@@ -25,6 +25,7 @@ import { EntryTokens, windowCosts } from "./arithmetic.ts";
 import { planCommit } from "./commit.ts";
 import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
 import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
+import { FoldBridge } from "./fold-bridge.ts";
 import { DEFAULT_FRONTIER_SETTINGS, type FrontierCursor, frontierCursor, proposeMarks } from "./frontier.ts";
 import { entriesSince, ProjectionAligner, RewriteRecorder } from "./instrumentation.ts";
 import { unbriefedNotice } from "./notice.ts";
@@ -173,6 +174,8 @@ export class FoldRuntime {
 
 	/** Window edits staged for the next boundary (expand, refold), in order. */
 	#staged: StagedEdit[] = [];
+	/** A /fold planned while idle, shown through the context event until its turn_end commits it. */
+	readonly bridge = new FoldBridge();
 	/** Peeks whose results are marked or pinned once the model has seen them. */
 	#peeks: PeekFollowUp[] = [];
 	/** A person's /fold: commit staged marks (all, or only these) at the next boundary. */
@@ -340,8 +343,13 @@ export class FoldRuntime {
 	}
 
 	/** The `context` event: digest the request and check it aligns with the session's projection. */
-	recordRequest(messages: readonly unknown[], sm: SessionView): void {
-		const r = this.recorder.record(messages);
+	recordRequest(messages: readonly unknown[], sm: SessionView): unknown[] | undefined {
+		// A /fold planned while idle shows on this request (the bridge); the recorder sees what is sent.
+		const shown = this.bridge.show(messages, sm);
+		if (shown && !shown.ok) this.problem("fold", `not shown early: ${shown.reason}`);
+		const bridged = shown?.ok ? shown.messages : undefined;
+		if (bridged && shown?.ok && shown.first) this.recorder.announce("fold");
+		const r = this.recorder.record(bridged ?? messages);
 		if (!r.ok) this.problem("context", r.reason);
 		else if (r.kind === "unattributed") this.problem("context", `unattributed rewrite at message ${r.firstChanged}`);
 		// A pure append of an aligned request only needs its new tail aligned (ProjectionAligner says why).
@@ -354,6 +362,7 @@ export class FoldRuntime {
 			this.#alignmentFailures++;
 			this.problem("context", `alignment: ${aligned.reason}`);
 		}
+		return bridged;
 	}
 
 	/**
@@ -409,6 +418,7 @@ export class FoldRuntime {
 		if (edits.length > 0) return out;
 		const fold = this.#foldNow;
 		this.#foldNow = undefined;
+		const bridge = this.bridge.take();
 		const need = fold ? 1 : commitNeed(occupancy, this.settings.thresholds);
 		if (need <= 0) return out;
 		const batch = await this.#planBatch(open, {
@@ -420,9 +430,51 @@ export class FoldRuntime {
 			reason: fold ? "fold" : "threshold",
 			...(fold ? { all: true, only: fold.only } : {}),
 		});
-		if (!batch) return out;
-		batch.apply();
+		if (!batch) {
+			if (bridge?.shown) this.problem("fold", "a /fold shown through the context event could not be committed");
+			return out;
+		}
+		// A /fold already shown on the request (the bridge): that request was the attributed rewrite.
+		if (bridge?.shown) {
+			const same = bridge.matches(batch.drafts);
+			if (!same.ok) this.problem("fold", `the committed /fold differs from the one shown: ${same.reason}`);
+		}
+		batch.apply(bridge?.shown !== true);
 		return [...out, ...batch.drafts];
+	}
+
+	/**
+	 * /fold while Pi is idle: plan the commit now (its folds durable in the store at once) and show
+	 * it on the next request through the context event, so the first request of the next prompt is
+	 * already folded; the same marks commit at that prompt's first turn_end (CONTEXT_EDIT.md 6).
+	 */
+	async prepareFold(ctx: ExtensionContext): Promise<{ ok: true } | { ok: false; reason: string }> {
+		const fold = this.#foldNow;
+		if (!fold) return { ok: false, reason: "no /fold is waiting" };
+		const sm = ctx.sessionManager;
+		const open = this.sync(sm);
+		if (!open) return { ok: false, reason: "no session is open" };
+		const projection = sm.buildSessionProjection();
+		const planned = await planCommit({
+			core: this.core,
+			lattice: open.lattice,
+			context: open.context,
+			projection: projection.entries,
+			store: open.store,
+			records: open.records,
+			thresholds: this.settings.thresholds,
+			need: 1,
+			ratio: this.meter.calibration.ratioFor(modelKey(ctx.model)),
+			prewritten: (hashes) => this.prewriter.durable(open.store, hashes),
+			all: true,
+			...(fold.only ? { only: fold.only } : {}),
+		});
+		if (!planned.ok) return { ok: false, reason: planned.reason };
+		if (this.#open !== open) return { ok: false, reason: "the session moved while the folds were written" };
+		// The turn_end commit re-plans exactly these marks (deterministic: same briefs, same drafts).
+		this.#foldNow = { only: new Set(planned.plan.committed) };
+		this.bridge.arm(planned.plan.drafts);
+		return { ok: true };
 	}
 
 	/**
@@ -683,10 +735,10 @@ export class FoldRuntime {
 			base,
 			log,
 			drafts: [...plan.drafts, ...plan.ops.map(record), withReceipt(after), ...(notice ? [notice] : [])],
-			apply: () => {
+			apply: (announce = true) => {
 				open.lattice = plan.lattice;
 				open.records = plan.records;
-				this.recorder.announce(req.reason === "threshold" ? "commit" : req.reason);
+				if (announce) this.recorder.announce(req.reason === "threshold" ? "commit" : req.reason);
 				this.#occupancy = occupancyOf(after, occupancy.budget);
 				this.#commits.push(log);
 			},
@@ -748,7 +800,8 @@ interface PlannedBatch {
 	base: FoldLattice;
 	log: CommitLog;
 	drafts: SessionBoundaryDraft[];
-	apply(): void;
+	/** Swap the plan in; `announce` false when the request already showed it (a /fold bridge). */
+	apply(announce?: boolean): void;
 }
 
 function record(op: JournalOp): SessionBoundaryDraft {
