@@ -34,7 +34,17 @@ import type { RuntimeSettings } from "./options.ts";
 import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "./overflow.ts";
 import { LeafPrewriter, leavesOf } from "./prewrite.ts";
 import { receiptDraft } from "./receipt.ts";
-import { type PeekFollowUp, peekBatchSpan, type StagedEdit, stagedBatch, stagedLattice } from "./staging.ts";
+import {
+	type BatchRequest,
+	type CommitLog,
+	type CompactionCounters,
+	extendsEntries,
+	type Open,
+	type PlannedBatch,
+	type RuntimeStatus,
+	record,
+} from "./runtime-types.ts";
+import { type PeekFollowUp, peekFollowUps, type StagedEdit, stagedBatch, stagedLattice } from "./staging.ts";
 
 /** Per-request handler timings kept for status (the newest). */
 export const MAX_TIMINGS = 256;
@@ -44,53 +54,7 @@ export const MAX_PROBLEMS = 50;
 export const UNBRIEFED_NOTICE_TYPE = "pi-fold-unbriefed";
 type SessionView = ExtensionContext["sessionManager"];
 
-export interface Open {
-	lattice: FoldLattice;
-	context: ContextEntries;
-	/** Every raw context entry the lattice has seen, also those without messages (to detect appends). */
-	raw: SessionEntry[];
-	store: FoldStore;
-	records: RecordIndex;
-	sessionId: string;
-}
-
-/** One commit, as status and tests see it. */
-export interface CommitLog {
-	/** What fired it: the occupancy at a turn boundary, or a provider's context-overflow error. */
-	reason: "threshold" | "overflow" | "fold";
-	turn: number;
-	committed: FoldId[];
-	consolidated: FoldId[];
-	/** Calibrated estimate of the next request before and after, and the budget. */
-	before: number;
-	after: number;
-	budget: number;
-	met: boolean;
-	/** Context-edit drafts in the batch. */
-	edits: number;
-}
-
-export interface RuntimeStatus {
-	open: boolean;
-	budget: { ok: true; tokens: number; source: string } | { ok: false; reason: string } | null;
-	occupancy: Occupancy | null;
-	thresholds: RuntimeSettings["thresholds"];
-	pendingMarks: { id: FoldId; kind: string; from: string; to: string; provenance: string }[];
-	roots: { id: FoldId; kind: string; brief: string }[];
-	folds: number;
-	commits: CommitLog[];
-	rewrites: ReturnType<RewriteRecorder["counters"]>;
-	alignmentFailures: number;
-	compaction: FoldRuntime["compaction"];
-	/** Why overflows were left to Pi's own recovery (newest last). */
-	overflowPassedOn: string[];
-	fence: FenceStatus;
-	/** Evidence files of this session: written, skipped over the cap, problems. */
-	evidence: EvidenceStatus | null;
-	problems: string[];
-	/** Requests timed so far, and the handler time of the newest MAX_TIMINGS of them. */
-	timing: { requests: number; handlerMs: number[] };
-}
+export type { CommitLog, Open, RuntimeStatus } from "./runtime-types.ts";
 
 export class FoldRuntime {
 	readonly core: PiFoldCore;
@@ -106,7 +70,7 @@ export class FoldRuntime {
 	#occupancy: Occupancy | null = null;
 	#budget: RuntimeStatus["budget"] = null;
 	#alignmentFailures = 0;
-	readonly compaction = {
+	readonly compaction: CompactionCounters = {
 		thresholdCancelled: 0,
 		manualPassed: 0,
 		overflowSeen: 0,
@@ -538,40 +502,11 @@ export class FoldRuntime {
 	/** Peeks the model has now seen: their batch is marked for the next commit, or pinned. */
 	#peekFollowUps(open: Open, messageEntryId: string): SessionBoundaryDraft[] {
 		if (this.#peeks.length === 0) return [];
-		let seen = open.context.entries.length - 1;
-		while (seen >= 0 && open.context.entries[seen].id !== messageEntryId) seen--;
-		if (seen < 0) seen = open.context.entries.length;
-		const waiting: PeekFollowUp[] = [];
-		const out: SessionBoundaryDraft[] = [];
-		for (const peek of this.#peeks) {
-			const span = peekBatchSpan(open.context, peek.toolCallId, seen);
-			if (!span) {
-				waiting.push(peek);
-				continue;
-			}
-			const work = open.lattice.clone();
-			if (peek.ephemeral) {
-				// Already inside a mark or fold (a frontier cut got there first): nothing to do.
-				if (span.ids.some((id) => work.foldOf(id) !== null)) continue;
-				const r = work.mark(span.from, span.to, "peek");
-				if (!r.ok) {
-					this.problem("peek", r.reason);
-					continue;
-				}
-				out.push(record({ v: 1, op: "mark", id: r.id, kind: "peek", from: span.from, to: span.to }));
-			} else {
-				const r = work.pin(span.ids);
-				if (!r.ok) {
-					this.problem("peek", r.reason);
-					continue;
-				}
-				out.push(record({ v: 1, op: "pin", entryIds: span.ids }));
-			}
-			this.#replaceLattice(open, work);
-		}
-		// A peek whose batch is not visible yet waits; one gone from the context (another branch) is dropped.
-		this.#peeks = waiting.filter((p) => open.context.entries.some((e) => e.toolCallIds?.includes(p.toolCallId)));
-		return out;
+		const done = peekFollowUps(open.lattice, open.context, this.#peeks, messageEntryId);
+		for (const p of done.problems) this.problem("peek", p);
+		if (done.lattice !== open.lattice) this.#replaceLattice(open, done.lattice);
+		this.#peeks = done.waiting;
+		return done.ops.map(record);
 	}
 
 	/** agent_before_settle: append an armed overflow recovery and ask for its one continuation. */
@@ -779,38 +714,4 @@ export class FoldRuntime {
 			timing: { requests: this.#requestsTimed, handlerMs: [...this.handlerMs] },
 		};
 	}
-}
-
-interface BatchRequest {
-	/** The projection the drafts must fit (Pi's preview at a boundary, or the session's own). */
-	projection: readonly ProjectedSessionEntry[];
-	/** Messages Pi will append before the next request (counted in the landing estimate). */
-	pending: readonly unknown[];
-	need: number;
-	occupancy: Occupancy;
-	model: string;
-	reason: CommitLog["reason"];
-	/** /fold: commit every pending mark (or only these), not just enough to land at minTarget. */
-	all?: boolean;
-	only?: ReadonlySet<FoldId>;
-}
-
-interface PlannedBatch {
-	/** The lattice the plan was made from: applying over another would lose its changes. */
-	base: FoldLattice;
-	log: CommitLog;
-	drafts: SessionBoundaryDraft[];
-	/** Swap the plan in; `announce` false when the request already showed it (a /fold bridge). */
-	apply(announce?: boolean): void;
-}
-
-function record(op: JournalOp): SessionBoundaryDraft {
-	return { type: "custom", customType: RECORD_TYPE, data: op };
-}
-
-/** `now` is `before` plus entries appended at the end (same entries, by id, in the same places). */
-function extendsEntries(before: readonly SessionEntry[], now: readonly SessionEntry[]): boolean {
-	if (now.length < before.length) return false;
-	for (let i = 0; i < before.length; i++) if (before[i] !== now[i] && before[i].id !== now[i].id) return false;
-	return true;
 }

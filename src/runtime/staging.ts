@@ -116,3 +116,54 @@ export function peekBatchSpan(
 	const ids = entries.slice(p, end).map((e) => e.id);
 	return { from: ids[0], to: ids[ids.length - 1], ids };
 }
+
+/**
+ * Carry out the peeks whose results the model has now seen (entries before `messageEntryId`): the
+ * batch holding each is marked "peek" for the next commit, or pinned (`ephemeral: false`), applied
+ * in order on copies of `lattice`. Peeks not visible yet wait; one gone from the context is dropped.
+ */
+export function peekFollowUps(
+	lattice: FoldLattice,
+	context: ContextEntries,
+	peeks: readonly PeekFollowUp[],
+	messageEntryId: string,
+): { lattice: FoldLattice; ops: JournalOp[]; waiting: PeekFollowUp[]; problems: string[] } {
+	let seen = context.entries.length - 1;
+	while (seen >= 0 && context.entries[seen].id !== messageEntryId) seen--;
+	if (seen < 0) seen = context.entries.length;
+	const waiting: PeekFollowUp[] = [];
+	const ops: JournalOp[] = [];
+	const problems: string[] = [];
+	for (const peek of peeks) {
+		const span = peekBatchSpan(context, peek.toolCallId, seen);
+		if (!span) {
+			waiting.push(peek);
+			continue;
+		}
+		const work = lattice.clone();
+		if (peek.ephemeral) {
+			// Already inside a mark or fold (a frontier cut got there first): nothing to do.
+			if (span.ids.some((id) => work.foldOf(id) !== null)) continue;
+			const r = work.mark(span.from, span.to, "peek");
+			if (!r.ok) {
+				problems.push(r.reason);
+				continue;
+			}
+			ops.push({ v: 1, op: "mark", id: r.id, kind: "peek", from: span.from, to: span.to });
+		} else {
+			const r = work.pin(span.ids);
+			if (!r.ok) {
+				problems.push(r.reason);
+				continue;
+			}
+			ops.push({ v: 1, op: "pin", entryIds: span.ids });
+		}
+		lattice = work;
+	}
+	return {
+		lattice,
+		ops,
+		waiting: waiting.filter((p) => context.entries.some((e) => e.toolCallIds?.includes(p.toolCallId))),
+		problems,
+	};
+}

@@ -26,6 +26,9 @@ import { makeSession, type TestSession, textOf, toolResultFor } from "./pi-harne
 import { canonical, pairingProblems } from "./requests.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadPlan } from "./workload.ts";
 
+/** The window arithmetic a pi_fold_context result carries. */
+export const ARITHMETIC = /-- window: ~\d+ of \d+ tokens/;
+
 export type ToolArgs = Parameters<typeof fauxToolCall>[1];
 /** Arguments, or a function computing them when the model is asked. */
 export type ArgsOf = ToolArgs | (() => ToolArgs);
