@@ -13,4 +13,4 @@ export type { CommitResult, ExpandResult } from "./ops/states.ts";
 export type { Outcome, Refusal } from "./outcome.ts";
 export type { LatticeColumns, LatticeCore } from "./structure.ts";
 export type { LatticeSnapshot } from "./views.ts";
-export { BRIEF_MAX_CHARS, briefLength, FOLD_KINDS, FOLD_STATES } from "./vocabulary.ts";
+export { BRIEF_MAX_CHARS, briefLength, FOLD_KINDS, FOLD_STATES, wellFormedText } from "./vocabulary.ts";

@@ -40,7 +40,26 @@ export function markKind(value: unknown): FoldKind {
 	return value;
 }
 
-/** A brief as given, kept verbatim: a string of 1..2000 characters that is not all whitespace. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * `text` as well-formed Unicode: every unpaired UTF-16 surrogate (valid in JSON and JS strings,
+ * not encodable as UTF-8) becomes U+FFFD. The code point count stays the same. `replaced` says how
+ * many were replaced, so a caller can say so.
+ */
+export function wellFormedText(text: string): { text: string; replaced: number } {
+	let replaced = 0;
+	const out = text.replace(LONE_SURROGATE, () => {
+		replaced++;
+		return "\uFFFD";
+	});
+	return { text: out, replaced };
+}
+
+/**
+ * A brief as given: a string of 1..2000 characters that is not all whitespace, kept verbatim except
+ * that unpaired surrogates become U+FFFD (a brief is stored as UTF-8, which cannot carry them).
+ */
 export function briefText(value: unknown): string {
 	if (typeof value !== "string") refuse(`a brief must be a string, got ${show(value)}`);
 	const length = briefLength(value);
@@ -50,5 +69,5 @@ export function briefText(value: unknown): string {
 		);
 	}
 	if (length > BRIEF_MAX_CHARS) refuse(`the brief has ${length} characters, over the cap of ${BRIEF_MAX_CHARS}`);
-	return value;
+	return wellFormedText(value).text;
 }

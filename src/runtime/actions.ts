@@ -7,7 +7,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type FoldId, isFoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import { BRIEF_MAX_CHARS } from "../lattice/index.ts";
+import { BRIEF_MAX_CHARS, wellFormedText } from "../lattice/index.ts";
 import type { JournalOp } from "../session/journal.ts";
 import {
 	type Arithmetic,
@@ -194,11 +194,13 @@ export class FoldActions {
 		return r;
 	}
 
-	brief(id: unknown, text: unknown): Done<{ fold: FoldView }> {
-		if (typeof text !== "string" || text.trim() === "") return fail('"text" must be a non-empty string');
-		if ([...text].length > BRIEF_MAX_CHARS) {
-			return fail(`"text" has ${[...text].length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
+	/** `replaced`: unpaired surrogates in `text` that became U+FFFD (a brief must be storable as UTF-8). */
+	brief(id: unknown, raw: unknown): Done<{ fold: FoldView; replaced: number }> {
+		if (typeof raw !== "string" || raw.trim() === "") return fail('"text" must be a non-empty string');
+		if ([...raw].length > BRIEF_MAX_CHARS) {
+			return fail(`"text" has ${[...raw].length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
 		}
+		const { text, replaced } = wellFormedText(raw);
 		const o = this.#open();
 		if (!o.ok) return o;
 		const f = this.#fold(o.open.lattice, id);
@@ -210,7 +212,7 @@ export class FoldActions {
 		}
 		return this.#durable({ v: 1, op: "brief", id: f.fold.id, text }, (work) => {
 			const r = work.brief(f.fold.id, text);
-			return r.ok ? { ok: true, fold: work.get(f.fold.id) as FoldView } : fail(r.reason);
+			return r.ok ? { ok: true, fold: work.get(f.fold.id) as FoldView, replaced } : fail(r.reason);
 		});
 	}
 
@@ -439,15 +441,16 @@ export class FoldActions {
 	mark(
 		fromEntryId: unknown,
 		toEntryId: unknown,
-		brief?: unknown,
+		typed?: unknown,
 		opts: { check?: boolean } = {},
 	): Done<{ fold: FoldView }> {
-		if (brief !== undefined) {
-			if (typeof brief !== "string" || brief.trim() === "") return fail("a typed brief must be a non-empty string");
-			if ([...brief].length > BRIEF_MAX_CHARS) {
-				return fail(`the brief has ${[...brief].length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
+		if (typed !== undefined) {
+			if (typeof typed !== "string" || typed.trim() === "") return fail("a typed brief must be a non-empty string");
+			if ([...typed].length > BRIEF_MAX_CHARS) {
+				return fail(`the brief has ${[...typed].length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
 			}
 		}
+		const brief = typed === undefined ? undefined : wellFormedText(typed).text;
 		const o = this.#open();
 		if (!o.ok) return o;
 		if (typeof fromEntryId !== "string" || typeof toEntryId !== "string")

@@ -6,7 +6,7 @@
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldId, FoldKind } from "../fold-types.ts";
 import type { FoldChild, FoldLattice, FoldLeaf, FoldView } from "../lattice/index.ts";
-import { BRIEF_MAX_CHARS } from "../lattice/index.ts";
+import { BRIEF_MAX_CHARS, wellFormedText } from "../lattice/index.ts";
 import { clip, clipMiddle, codePointLength, count, fairShares, headOf, headTail, oneLine } from "./text-fit.ts";
 
 export { BRIEF_MAX_CHARS };
@@ -334,11 +334,20 @@ const peek: Writer = (fold, entriesById, budget) => {
 
 const WRITERS: Record<FoldKind, Writer> = { "tool-batch": toolBatch, chapter, consolidation, peek };
 
-/** Assemble: body lines within the budget, then the read-back suffix, always. */
+/**
+ * Assemble: body lines within the budget, then the read-back suffix, always. Quoted arguments and
+ * results may hold unpaired surrogates (broken model output, binary shell output): they become
+ * U+FFFD and a line says so, since a brief must be storable as UTF-8.
+ */
 function assemble(lines: readonly string[], id: FoldId, limit: number): string {
-	const suffix = readBackSuffix(id);
+	const clean = wellFormedText(lines.filter((l) => l !== "").join("\n"));
+	const note =
+		clean.replaced > 0
+			? `\n(${clean.replaced} unpaired surrogate${clean.replaced === 1 ? "" : "s"} shown as U+FFFD)`
+			: "";
+	const suffix = `${note}${readBackSuffix(id)}`;
 	const room = limit - codePointLength(suffix);
-	let body = lines.filter((l) => l !== "").join("\n");
+	let body = clean.text;
 	if (codePointLength(body) > room) body = `${headOf(body, room - 1)}…`;
 	return `${body}${suffix}`;
 }

@@ -4,12 +4,12 @@
 // Works on a copy of the lattice: the caller swaps it in only once the drafts validated, so a
 // refused commit folds nothing new.
 import type { ContextEditEntryDraft, ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
-import { MARK_ELIGIBLE, type PiFoldCore } from "../../bindings/index.ts";
+import { MARK_ELIGIBLE, MARK_PINNED, type PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { CommittedFold, JournalOp } from "../session/journal.ts";
-import { type PrewrittenLeaves, persistFoldsAsync, type RecordIndex } from "../session/persist.ts";
+import { type PrewrittenLeaves, persistEach, type RecordIndex } from "../session/persist.ts";
 import type { FoldStore } from "../store/index.ts";
 import { briefForFold } from "./briefs.ts";
 import { commitDrafts, validateDrafts } from "./drafts.ts";
@@ -37,6 +37,16 @@ export interface CommitInput {
 	/** A person's /fold: every pending mark (or every one in `only`), whatever `need` is. */
 	all?: boolean;
 	only?: ReadonlySet<FoldId>;
+	/** Marks an earlier commit could not store: never chosen on the runtime's own initiative. */
+	unstorable?: { has(id: FoldId): boolean };
+	/** Folds known damaged (store or session bytes): never consolidated into a new parent. */
+	damaged?: { has(id: FoldId): boolean };
+}
+
+/** A fold the commit left out because it could not be made durable, and why. */
+export interface SkippedFold {
+	id: FoldId;
+	reason: string;
 }
 
 export interface CommitPlan {
@@ -47,6 +57,8 @@ export interface CommitPlan {
 	ops: JournalOp[];
 	committed: FoldId[];
 	consolidated: FoldId[];
+	/** Chosen folds (marks or consolidations) that could not be stored: left out, the rest committed. */
+	skipped: SkippedFold[];
 	/** Calibrated tokens the selection expected to free. */
 	freed: number;
 	/** Whether the marks could free `need`. */
@@ -112,38 +124,68 @@ async function plan(input: CommitInput): Promise<CommitPlan> {
 		for (let p = f.start; p < f.end; p++) span += shown.get(context.entries[p].id) ?? 0;
 		return Math.max(0, Math.floor((span - briefTokens[i]) * ratio));
 	});
+	// A mark an earlier commit could not store is left to a person's /fold, or to a reopen.
+	const unstorable = input.all ? undefined : input.unstorable;
 	const selection = core.selectCommit(
 		{
 			position: pending.map((f) => f.start),
 			tokensFreed: freedOf,
-			flags: pending.map(() => MARK_ELIGIBLE),
+			flags: pending.map((f) => (unstorable?.has(f.id) ? 0 : MARK_ELIGIBLE)),
 		},
 		need,
 	);
-	// A peek's own result was marked to go at the next commit, whatever it frees (SPEC 5).
+	// A peek's own result was marked to go at the next commit, whatever it frees.
 	const chosen = input.all
 		? pending.map((_, i) => i)
-		: [...new Set([...selection.chosen, ...pending.flatMap((f, i) => (f.kind === "peek" ? [i] : []))])];
+		: [
+				...new Set([
+					...selection.chosen,
+					...pending.flatMap((f, i) => (f.kind === "peek" && !unstorable?.has(f.id) ? [i] : [])),
+				]),
+			];
 	if (chosen.length === 0) throw new Error(`no mark frees anything (need ${need} tokens)`);
 
 	// Apply on a copy (the live lattice is untouched unless the caller swaps the plan in).
-	const work = input.lattice.clone();
-	const committed = chosen.map((i) => pending[i].id);
+	let work = input.lattice.clone();
 	for (const i of chosen) {
 		const f = pending[i];
 		if (f.provenance === "supplied" && f.brief !== "") continue; // the agent's brief is kept verbatim
 		if (briefs[i] === "") throw new Error(`no brief could be written for ${f.id}`);
 		must(`brief ${f.id}`, work.setDeterministicBrief(f.id, briefs[i]));
 	}
-	must("commit", work.commit(committed));
 
-	// Consolidation, also only here.
+	// Durable before anything shows them: leaves and records into the store (fsyncs off the main
+	// thread). A record does not depend on the fold's state, so marks are stored before they commit,
+	// and one that cannot be stored is left pending instead of failing the whole commit.
+	const records: RecordIndex = new Map(input.records);
+	const marks = await persistEach(
+		work,
+		store,
+		context,
+		chosen.map((i) => pending[i].id),
+		records,
+		input.prewritten,
+	);
+	const skipped = marks.skipped;
+	const committed = marks.stored.map((p) => p.id);
+	if (committed.length === 0) {
+		throw new Error(`no chosen mark could be stored: ${skipped.map((f) => `${f.id}: ${f.reason}`).join("; ")}`);
+	}
+	must("commit", work.commit(committed));
+	const byId = new Map<FoldId, CommittedFold>(marks.stored.map((p) => [p.id, p]));
+
+	// Consolidation, also only here. Each one is stored before it is applied, like the marks.
 	const consolidated: { ids: FoldId[]; id: FoldId }[] = [];
 	const roots = work.visibleRoots();
 	if (roots.length > thresholds.consolidateAfter) {
 		const views = roots.map((id) => work.get(id) as FoldView);
 		const choice = core.selectConsolidation(
-			{ start: views.map((v) => v.start), end: views.map((v) => v.end), flags: views.map(() => 0) },
+			{
+				start: views.map((v) => v.start),
+				end: views.map((v) => v.end),
+				// A damaged fold stays a root of its own: no new parent is built over bytes known bad.
+				flags: views.map((v) => (input.damaged?.has(v.id) ? MARK_PINNED : 0)),
+			},
 			thresholds.consolidateAfter,
 			CONSOLIDATION_MAX_GAP,
 		);
@@ -154,25 +196,19 @@ async function plan(input: CommitInput): Promise<CommitPlan> {
 			const probed = must("consolidate (probe)", probe.consolidate(ids, { maxGap: CONSOLIDATION_MAX_GAP }));
 			const brief = briefForFold(probe, probed.id, entriesById);
 			if (!brief) throw new Error(`no brief could be written for the consolidation of ${ids.join(", ")}`);
+			const trial = work.clone();
 			const made = must(
 				"consolidate",
-				work.consolidate(ids, { brief, provenance: "deterministic", maxGap: CONSOLIDATION_MAX_GAP }),
+				trial.consolidate(ids, { brief, provenance: "deterministic", maxGap: CONSOLIDATION_MAX_GAP }),
 			);
+			const stored = await persistEach(trial, store, context, [made.id], records, input.prewritten);
+			skipped.push(...stored.skipped);
+			if (stored.stored.length === 0) continue; // its roots stay as they are
+			byId.set(made.id, stored.stored[0]);
+			work = trial;
 			consolidated.push({ ids, id: made.id });
 		}
 	}
-
-	// Durable before anything shows them: leaves and records into the store (fsyncs off the main thread).
-	const records: RecordIndex = new Map(input.records);
-	const persisted = await persistFoldsAsync(
-		work,
-		store,
-		context,
-		[...committed, ...consolidated.map((c) => c.id)],
-		records,
-		input.prewritten,
-	);
-	const byId = new Map<FoldId, CommittedFold>(persisted.map((p) => [p.id, p]));
 
 	// What the window shows changes only at the roots that are new: a committed mark still a root,
 	// or a consolidation (which covers older roots and any mark it took).
@@ -205,6 +241,7 @@ async function plan(input: CommitInput): Promise<CommitPlan> {
 		ops,
 		committed,
 		consolidated: consolidated.map((c) => c.id),
+		skipped,
 		freed: selection.freed,
 		met: selection.met,
 		predicted: checked.messages,

@@ -32,6 +32,10 @@ export interface Open {
 	store: FoldStore;
 	records: RecordIndex;
 	sessionId: string;
+	/** Folds whose bytes are known damaged (store and session copy), with what is wrong. */
+	damaged: Map<FoldId, string>;
+	/** Marks a commit could not store, with why: not chosen again by the runtime in this session. */
+	unstorable: Map<FoldId, string>;
 }
 
 /** One commit, as status and tests see it. */
@@ -48,6 +52,8 @@ export interface CommitLog {
 	met: boolean;
 	/** Context-edit drafts in the batch. */
 	edits: number;
+	/** Chosen folds left out because they could not be stored. */
+	skipped: FoldId[];
 }
 
 export interface RuntimeStatus {
@@ -58,6 +64,9 @@ export interface RuntimeStatus {
 	pendingMarks: { id: FoldId; kind: string; from: string; to: string; provenance: string }[];
 	roots: { id: FoldId; kind: string; brief: string }[];
 	folds: number;
+	/** Folds whose bytes are known damaged, and marks a commit could not store: each with why. */
+	damaged: { id: FoldId; reason: string }[];
+	unstorable: { id: FoldId; reason: string }[];
 	commits: CommitLog[];
 	rewrites: ReturnType<RewriteRecorder["counters"]>;
 	alignmentFailures: number;

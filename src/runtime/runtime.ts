@@ -15,15 +15,13 @@ import type {
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId, FoldKind } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
-import { type ContextEntries, contextEntriesOf } from "../session/context-entries.ts";
+import { contextEntriesOf } from "../session/context-entries.ts";
 import { ancestorStores } from "../session/fork.ts";
-import { type JournalOp, RECORD_TYPE } from "../session/journal.ts";
-import type { RecordIndex } from "../session/persist.ts";
 import { rebuildLattice } from "../session/rebuild.ts";
 import { FoldStore } from "../store/index.ts";
 import { EntryTokens, windowCosts } from "./arithmetic.ts";
 import { planCommit } from "./commit.ts";
-import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
+import { EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
 import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
 import { FoldBridge } from "./fold-bridge.ts";
 import { DEFAULT_FRONTIER_SETTINGS, type FrontierCursor, frontierCursor, proposeMarks } from "./frontier.ts";
@@ -253,6 +251,8 @@ export class FoldRuntime {
 			store,
 			records: rebuilt.records,
 			sessionId,
+			damaged: new Map(),
+			unstorable: new Map(),
 		};
 	}
 
@@ -432,8 +432,10 @@ export class FoldRuntime {
 			prewritten: (hashes) => this.prewriter.durable(open.store, hashes),
 			all: true,
 			...(fold.only ? { only: fold.only } : {}),
+			damaged: open.damaged,
 		});
 		if (!planned.ok) return { ok: false, reason: planned.reason };
+		this.#reportSkipped(open, "fold", planned.plan.skipped);
 		if (this.#open !== open) return { ok: false, reason: "the session moved while the folds were written" };
 		// The turn_end commit re-plans exactly these marks (deterministic: same briefs, same drafts).
 		this.#foldNow = { only: new Set(planned.plan.committed) };
@@ -625,11 +627,15 @@ export class FoldRuntime {
 			ratio: this.meter.calibration.ratioFor(model),
 			prewritten: (hashes) => this.prewriter.durable(open.store, hashes),
 			...(req.all ? { all: true, only: req.only } : {}),
+			unstorable: open.unstorable,
+			damaged: open.damaged,
 		});
+		const where = `${req.reason} commit after turn ${this.#lastTurn}`;
 		if (!planned.ok) {
-			this.problem(`${req.reason} commit after turn ${this.#lastTurn}`, `nothing folded: ${planned.reason}`);
+			this.problem(where, `nothing folded: ${planned.reason}`);
 			return undefined;
 		}
+		this.#reportSkipped(open, where, planned.plan.skipped);
 		// The store writes yield the event loop: a session switch meanwhile makes the plan stale.
 		if (this.#open !== open || open.lattice !== base) {
 			this.problem(`${req.reason} commit after turn ${this.#lastTurn}`, "the session moved during the store writes");
@@ -665,6 +671,7 @@ export class FoldRuntime {
 			budget: occupancy.budget,
 			met: plan.met,
 			edits: plan.drafts.length,
+			skipped: plan.skipped.map((f) => f.id),
 		};
 		return {
 			base,
@@ -678,6 +685,14 @@ export class FoldRuntime {
 				this.#commits.push(log);
 			},
 		};
+	}
+
+	/** Folds a commit left out because they could not be stored: named, and not chosen again. */
+	#reportSkipped(open: Open, where: string, skipped: readonly { id: FoldId; reason: string }[]): void {
+		for (const f of skipped) {
+			open.unstorable.set(f.id, f.reason);
+			this.problem(where, `fold ${f.id} could not be stored and stays unfolded: ${f.reason}`);
+		}
 	}
 
 	status(): RuntimeStatus {
@@ -703,6 +718,8 @@ export class FoldRuntime {
 				return { id, kind: f?.kind ?? "", brief: f?.brief ?? "" };
 			}),
 			folds: folds.length,
+			damaged: [...(this.#open?.damaged ?? [])].map(([id, reason]) => ({ id, reason })),
+			unstorable: [...(this.#open?.unstorable ?? [])].map(([id, reason]) => ({ id, reason })),
 			commits: [...this.#commits],
 			rewrites: this.recorder.counters(),
 			alignmentFailures: this.#alignmentFailures,

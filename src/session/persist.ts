@@ -144,3 +144,41 @@ export async function persistFoldsAsync(
 	}
 	return committedFolds(lattice, ids, written);
 }
+
+/** What persistEach stored, and the folds it could not store with the reason. */
+export interface PersistedEach {
+	stored: CommittedFold[];
+	skipped: { id: FoldId; reason: string }[];
+}
+
+/**
+ * persistFoldsAsync for `ids` together; if that fails, each fold on its own, so one fold that
+ * cannot be stored (a damaged or unwritable file under it) is named and the others still are.
+ */
+export async function persistEach(
+	lattice: FoldLattice,
+	store: FoldStore,
+	context: ContextEntries,
+	ids: readonly FoldId[],
+	written: RecordIndex,
+	prewritten?: PrewrittenLeaves,
+): Promise<PersistedEach> {
+	try {
+		return { stored: await persistFoldsAsync(lattice, store, context, ids, written, prewritten), skipped: [] };
+	} catch (err) {
+		if (ids.length === 1) return { stored: [], skipped: [{ id: ids[0], reason: errorText(err) }] };
+	}
+	const out: PersistedEach = { stored: [], skipped: [] };
+	for (const id of ids) {
+		try {
+			out.stored.push(...(await persistFoldsAsync(lattice, store, context, [id], written, prewritten)));
+		} catch (err) {
+			out.skipped.push({ id, reason: errorText(err) });
+		}
+	}
+	return out;
+}
+
+function errorText(err: unknown): string {
+	return err instanceof Error ? err.message : String(err);
+}

@@ -10,8 +10,15 @@ export function briefAction(args: FoldToolArgs, env: ToolEnv, call: ToolCall): F
 	if (!r.ok) return refuse("brief", r.reason);
 	return done(
 		"brief",
-		[`Brief set on pending mark ${r.fold.id} (${r.fold.kind}); it will show verbatim when the mark commits.`],
-		{ id: r.fold.id, provenance: r.fold.provenance },
+		[
+			`Brief set on pending mark ${r.fold.id} (${r.fold.kind}); it will show verbatim when the mark commits.`,
+			...(r.replaced > 0
+				? [
+						`Note: ${r.replaced} unpaired UTF-16 surrogate${r.replaced === 1 ? " was" : "s were"} replaced by U+FFFD (a brief is stored as UTF-8).`,
+					]
+				: []),
+		],
+		{ id: r.fold.id, provenance: r.fold.provenance, replaced: r.replaced },
 		ops.actions,
 		ops.ctx,
 	);
