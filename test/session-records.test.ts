@@ -83,7 +83,7 @@ describe("rebuilding the lattice from a session branch", () => {
 		const withoutParents = rebuild(fork, own);
 		expect(withoutParents.problems.join("\n")).toMatch(/neither this session's store nor a parent's/);
 
-		const r = rebuild(fork, { store: own, ancestors: ancestorStores(fork.getHeader()?.parentSession, core) });
+		const r = rebuild(fork, { store: own, ancestors: ancestorStores(fork.getHeader()?.parentSession, core).stores });
 		expect(r.problems).toEqual([]);
 		expect(shape(r)).toEqual(folded.lattice.folds().map((f) => [f.id, f.state, f.start, f.end, f.parent, f.brief]));
 		for (const [id, record] of r.records) {

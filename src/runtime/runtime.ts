@@ -236,9 +236,10 @@ export class FoldRuntime {
 		this.recorder.rebase();
 		const sessionId = sm.getSessionId();
 		const store = FoldStore.forSession({ sessionFile: sm.getSessionFile(), sessionId }, this.core);
-		const ancestors = ancestorStores(sm.getHeader()?.parentSession, this.core);
+		const parents = ancestorStores(sm.getHeader()?.parentSession, this.core);
+		for (const p of parents.problems) this.problem("open", p);
 		const raw = sm.buildContextEntries();
-		const rebuilt = rebuildLattice(sm.getBranch(), raw, this.core, { store, ancestors });
+		const rebuilt = rebuildLattice(sm.getBranch(), raw, this.core, { store, ancestors: parents.stores });
 		if (!rebuilt.ok) {
 			this.problem("rebuild", rebuilt.reason);
 			return;

@@ -51,11 +51,28 @@ export interface ExpectedFold {
 
 interface FoldNode {
 	record: FoldRecord;
+	/** The first path by which the walk reached this record (for messages). */
 	trail: FoldId[];
-	/** Per child: the index of a leaf, or the nested node. */
-	refs: (number | FoldNode)[];
+	/** Per child: a leaf (index of its distinct object read) or the nested node (shared when repeated). */
+	refs: ({ leaf: number; entryId: string; bytes: number } | FoldNode)[];
+	/** Leaves the record expands to, nested folds included. */
+	leafCount: number;
 	computed?: HexHash;
 }
+
+/** Bounds on one verification walk: refused past them, with the reason. */
+export interface VerifyLimits {
+	/** Nesting depth of fold records. */
+	maxDepth: number;
+	/** Leaves the fold expands to, counting a repeated child each time. */
+	maxLeaves: number;
+}
+
+/**
+ * Far above what a session makes (one leaf per entry; folds nest by consolidation), far below what
+ * would exhaust memory: a crafted record naming one child many times, nested, is refused here.
+ */
+export const VERIFY_LIMITS: VerifyLimits = { maxDepth: 1024, maxLeaves: 1_000_000 };
 
 let processTempDir: string | undefined;
 
@@ -155,11 +172,13 @@ export class FoldStore {
 	}
 
 	/**
-	 * Verify a fold from the store alone and return its leaves for expansion. Reads every record
-	 * under it, reads each leaf object once, hashes them all in batches, then recomputes each
-	 * fold's identity bottom-up from the verified hashes and compares it with its record.
+	 * Verify a fold from the store alone and return its leaves for expansion. Each distinct record
+	 * under it is read and checked once (a record may name the same child many times: verification
+	 * must not grow with the number of paths to it), each distinct leaf object is read once, all
+	 * are hashed in batches, then each record's identity is recomputed bottom-up from the verified
+	 * hashes. The walk is bounded (nesting depth, total leaves) and refuses past the bounds.
 	 */
-	verifyFold(recordHash: HexHash, expect: ExpectedFold = {}): VerifiedFold {
+	verifyFold(recordHash: HexHash, expect: ExpectedFold = {}, limits: VerifyLimits = VERIFY_LIMITS): VerifiedFold {
 		checkHash(recordHash, "record hash");
 		if (expect.id !== undefined) checkFoldId(expect.id, "expected fold id");
 		if (expect.identity !== undefined) checkHash(expect.identity, "expected fold identity");
@@ -167,10 +186,11 @@ export class FoldStore {
 		const record = this.readRecord(recordHash, ctx);
 		this.#checkStated(ctx?.trail ?? [], recordHash, record, expect);
 
-		// Pass 1: walk the records depth first (an explicit stack, so no nesting depth can overflow
-		// the call stack), collecting leaves in transcript order.
-		const root: FoldNode = { record, trail: [record.id], refs: [] };
-		const leaves: Omit<VerifiedLeaf, "bytes">[] = [];
+		// Pass 1: every distinct record, depth first with an explicit stack (no nesting depth can
+		// overflow the call stack); a child's stated id and identity are checked before descending.
+		const root: FoldNode = { record, trail: [record.id], refs: [], leafCount: 0 };
+		const nodes = new Map<HexHash, FoldNode>([[recordHash, root]]);
+		const leafIndex = new Map<HexHash, number>();
 		const reads: ReadRequest[] = [];
 		const postOrder: FoldNode[] = [];
 		const stack: { node: FoldNode; next: number }[] = [{ node: root, next: 0 }];
@@ -184,25 +204,64 @@ export class FoldStore {
 			}
 			const child = children[top.next++];
 			if (child.type === "leaf") {
-				top.node.refs.push(leaves.length);
-				leaves.push({ entryId: child.entryId, hash: child.hash, fold: top.node.record.id });
-				reads.push({ hash: child.hash, ctx: this.#leafContext(top.node.trail, child) });
-			} else {
-				const node: FoldNode = { record: this.#loadChild(top.node.trail, child), trail: [], refs: [] };
-				node.trail = [...top.node.trail, node.record.id];
-				top.node.refs.push(node);
-				stack.push({ node, next: 0 });
+				let at = leafIndex.get(child.hash);
+				if (at === undefined) {
+					at = reads.length;
+					leafIndex.set(child.hash, at);
+					reads.push({ hash: child.hash, ctx: this.#leafContext(top.node.trail, child) });
+				}
+				top.node.refs.push({ leaf: at, entryId: child.entryId, bytes: child.bytes });
+				continue;
+			}
+			const known = nodes.get(child.record);
+			if (known) {
+				this.#checkStated([...top.node.trail, child.id], child.record, known.record, child);
+				top.node.refs.push(known);
+				continue;
+			}
+			const trail = [...top.node.trail, child.id];
+			if (trail.length > limits.maxDepth) {
+				throw new StoreError(
+					"BAD_RECORD",
+					`fold ${trail.slice(0, 3).join(" > ")} > …: folds nest more than ${limits.maxDepth} deep; not verified`,
+					{ fold: record.id },
+				);
+			}
+			const node: FoldNode = { record: this.#loadChild(top.node.trail, child), trail, refs: [], leafCount: 0 };
+			nodes.set(child.record, node);
+			top.node.refs.push(node);
+			stack.push({ node, next: 0 });
+		}
+		// How many leaves the fold expands to, counted per distinct record before anything is built.
+		for (const node of postOrder) {
+			node.leafCount = node.refs.reduce((n, ref) => n + ("leaf" in ref ? 1 : ref.leafCount), 0);
+			if (node.leafCount > limits.maxLeaves) {
+				throw new StoreError(
+					"BAD_RECORD",
+					`fold ${node.trail.join(" > ")}: expands to ${node.leafCount} leaves, over the limit of ${limits.maxLeaves}; not verified`,
+					{ fold: node.record.id },
+				);
 			}
 		}
 
-		// Pass 2: every leaf object read once, hashed in batches, checked against name and length.
+		// Pass 2: every distinct leaf object read once, hashed in batches, checked against name and length.
 		const bytes = this.objects.readMany(reads);
-
-		// Pass 3: identities from the verified leaf hashes up, children before parents.
 		for (const node of postOrder) {
-			node.computed = this.#identityOf(
-				node.refs.map((ref) => (typeof ref === "number" ? leaves[ref].hash : ref.computed!)),
-			);
+			for (const ref of node.refs) {
+				if ("leaf" in ref && bytes[ref.leaf].byteLength !== ref.bytes) {
+					const hash = reads[ref.leaf].hash;
+					throw new StoreError(
+						"BAD_RECORD",
+						`fold ${node.trail.join(" > ")}: entry ${ref.entryId}: object ${hash} verifies but the record says ${ref.bytes} bytes and it has ${bytes[ref.leaf].byteLength}`,
+						{ fold: node.record.id, entry: ref.entryId, expected: hash },
+					);
+				}
+			}
+		}
+
+		// Pass 3: identities from the verified leaf hashes up, each distinct record once.
+		for (const node of postOrder) {
+			node.computed = this.#identityOf(node.refs.map((ref) => ("leaf" in ref ? reads[ref.leaf].hash : ref.computed!)));
 			if (node.computed !== node.record.identity) {
 				throw new StoreError(
 					"MISMATCH",
@@ -211,7 +270,23 @@ export class FoldStore {
 				);
 			}
 		}
-		return { record, recordHash, leaves: leaves.map((leaf, i) => ({ ...leaf, bytes: bytes[i] })) };
+
+		// Every leaf in transcript order (bounded above), nested folds flattened.
+		const leaves: VerifiedLeaf[] = [];
+		const flatten: { node: FoldNode; next: number }[] = [{ node: root, next: 0 }];
+		while (flatten.length > 0) {
+			const top = flatten[flatten.length - 1];
+			if (top.next === top.node.refs.length) {
+				flatten.pop();
+				continue;
+			}
+			const ref = top.node.refs[top.next++];
+			if ("leaf" in ref) {
+				const hash = reads[ref.leaf].hash;
+				leaves.push({ entryId: ref.entryId, hash, bytes: bytes[ref.leaf], fold: top.node.record.id });
+			} else flatten.push({ node: ref, next: 0 });
+		}
+		return { record, recordHash, leaves };
 	}
 
 	#leafContext(trail: readonly FoldId[], leaf: Extract<RecordChild, { type: "leaf" }>): ReadContext {

@@ -98,6 +98,8 @@ export interface SessionOptions {
 	settings?: Record<string, unknown>;
 	/** Write the session to a .jsonl in a temp session dir (default: in memory). */
 	persist?: boolean;
+	/** Resume this session file instead of starting a new session (implies persist). */
+	open?: string;
 }
 
 export interface TestSession {
@@ -153,7 +155,11 @@ export async function makeSession(opts: SessionOptions = {}): Promise<TestSessio
 		extensionFactories: opts.extensions ?? [],
 	});
 	await resourceLoader.reload();
-	const sessionManager = opts.persist ? SessionManager.create(cwd, sessionDir) : SessionManager.inMemory(cwd);
+	const sessionManager = opts.open
+		? SessionManager.open(opts.open, sessionDir)
+		: opts.persist
+			? SessionManager.create(cwd, sessionDir)
+			: SessionManager.inMemory(cwd);
 	const { session, extensionsResult } = await createAgentSession({
 		cwd,
 		agentDir,
