@@ -19,6 +19,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { publishAllAsync } from "../src/store/atomic.ts";
 import { FoldStore, isStoreError } from "../src/store/index.ts";
+import { isQuarantineName } from "../src/store/objects.ts";
 import { objectBytes, objectSpecs, randInt, rng, sha256Hex } from "./fixtures/store-data.ts";
 import { auditStore, storeNames } from "./helpers/store-audit.ts";
 
@@ -58,7 +59,7 @@ describe("async store writes", () => {
 		expect(again.objects.stats.alreadyPresent).toBe(new Set(expected).size);
 	});
 
-	it("never replaces an existing final name, and refuses a corrupt one with the sync path's error", async () => {
+	it("never replaces an existing final name; a corrupt one is set aside and rewritten, as on the sync path", async () => {
 		const store = new FoldStore(join(scratch, "existing"), core);
 		const good = new TextEncoder().encode("the real bytes");
 		const hash = sha256Hex(good);
@@ -69,13 +70,12 @@ describe("async store writes", () => {
 		// A link that finds the name taken reports "exists" and touches nothing.
 		expect(await publishAllAsync([{ dir, name: hash, bytes: good }])).toEqual(["exists"]);
 		expect(readFileSync(join(dir, hash), "utf8")).toBe("corrupt");
-		const asyncErr = await errorOf(() => store.objects.putManyAsync([good]));
-		const syncErr = await errorOf(() => store.objects.putMany([good]));
-		// Shorter than the real bytes, so refused as truncated.
-		expect(isStoreError(asyncErr, "TRUNCATED")).toBe(true);
-		expect((asyncErr as Error).message).toBe((syncErr as Error).message);
-		expect(readFileSync(join(dir, hash), "utf8")).toBe("corrupt");
-		expect(storeNames(store).temps).toEqual([]);
+		expect(await store.objects.putManyAsync([good])).toEqual([hash]);
+		expect(readFileSync(join(dir, hash), "utf8")).toBe("the real bytes");
+		// Shorter than the real bytes: set aside as truncated, kept under its quarantine name.
+		expect(store.objects.quarantined.map((q) => q.reason)).toEqual(["truncated: 7 of 14 bytes"]);
+		expect(readFileSync(store.objects.quarantined[0].movedTo, "utf8")).toBe("corrupt");
+		expect(storeNames(store).temps.filter((n) => !isQuarantineName(n))).toEqual([]);
 	});
 
 	it("fails like the sync path when a directory cannot be made, and publishes nothing", async () => {

@@ -1,6 +1,17 @@
 // The fold store (SPEC "The fold store"): layout, write-once objects, records, verification of
 // nested folds, and refusals of bad records and hostile ids that leave the disk untouched.
-import { linkSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+	linkSync,
+	lstatSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	statSync,
+	symlinkSync,
+	unlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
@@ -14,6 +25,7 @@ import {
 	type StoreErrorCode,
 	validateRecord,
 } from "../src/store/index.ts";
+import { isQuarantineName } from "../src/store/objects.ts";
 import { buildFold, identityOf, overwrite, rng, sha256Hex, snapshot, syntheticEntry } from "./fixtures/store-data.ts";
 
 import { freshStore, refusal, refusedUntouched } from "./helpers/store-test.ts";
@@ -166,17 +178,59 @@ describe("objects", () => {
 		expect(snapshot(store.root, false)).toEqual(before);
 	});
 
-	it("refuses to store bytes whose existing file is corrupt, and never replaces it", () => {
+	it("sets a damaged existing file aside (renamed beside it, never deleted) and writes the right bytes", () => {
 		const { store } = freshStore();
 		const [hash] = store.putLeaves(["the real bytes"]);
+		const dir = join(store.objects.dir, hash.slice(0, 2));
+		const path = join(dir, hash);
+		const seen: string[] = [];
+		store.objects.onQuarantine = (q) => void seen.push(q.reason);
+		const cases: [string, () => void, RegExp][] = [
+			["corrupt", () => overwrite(path, "the REAL bytes"), /^corrupt: its bytes hash to [0-9a-f]{64}$/],
+			["truncated", () => overwrite(path, "the real"), /^truncated: 8 of 14 bytes$/],
+			[
+				"a symlink",
+				() => {
+					unlinkSync(path);
+					symlinkSync("/dev/zero", path);
+				},
+				/^not a regular file$/,
+			],
+			[
+				"a directory",
+				() => {
+					unlinkSync(path);
+					mkdirSync(path);
+				},
+				/^not a regular file$/,
+			],
+		];
+		for (const [what, damage, reason] of cases) {
+			damage();
+			const kept = readdirSync(dir).length;
+			expect(store.putLeaves(["the real bytes"]), what).toEqual([hash]);
+			expect(readFileSync(path, "utf8"), what).toBe("the real bytes");
+			expect(lstatSync(path).mode & 0o777, what).toBe(0o444);
+			expect(seen.at(-1), what).toMatch(reason);
+			// The damaged file is still there, under its quarantine name; nothing else appeared.
+			const names = readdirSync(dir);
+			expect(names.length, what).toBe(kept + 1);
+			expect(names.filter((n) => isQuarantineName(n)).length).toBe(seen.length);
+		}
+		expect(store.objects.list()).toEqual([hash]);
+		expect(store.objects.quarantined.map((q) => q.hash)).toEqual([hash, hash, hash, hash]);
+	});
+
+	it("never follows a symlink or waits on a FIFO under a final name when reading", () => {
+		const { store } = freshStore();
+		const [hash] = store.putLeaves(["linked"]);
 		const path = join(store.objects.dir, hash.slice(0, 2), hash);
-		overwrite(path, "the REAL bytes");
-		let err = refusedUntouched(store.root, () => store.putLeaves(["the real bytes"]), "MISMATCH");
-		expect(err.message).toContain(`expected sha256 ${hash}, found ${sha256Hex("the REAL bytes")}`);
-		expect(err.message).toContain("never replaced");
-		overwrite(path, "the real");
-		err = refusedUntouched(store.root, () => store.putLeaves(["the real bytes"]), "TRUNCATED");
-		expect([err.expectedBytes, err.actualBytes]).toEqual([14, 8]);
+		unlinkSync(path);
+		symlinkSync("/dev/zero", path);
+		expect(refusal(() => store.objects.read(hash), "NOT_FILE").message).toContain("is not a regular file (a symlink)");
+		unlinkSync(path);
+		execFileSync("mkfifo", [path]);
+		expect(refusal(() => store.objects.read(hash), "NOT_FILE").message).toContain("(a special file)");
 	});
 
 	it("refuses input that is neither text nor bytes, or text UTF-8 cannot carry", () => {

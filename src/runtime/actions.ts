@@ -85,7 +85,8 @@ export class FoldActions {
 
 	#fold(lattice: FoldLattice, id: unknown): Done<{ fold: FoldView }> {
 		if (!isFoldId(id)) return fail(`${JSON.stringify(id)} is not a fold id (f + 10 hex digits)`);
-		const fold = lattice.get(id);
+		// An id recorded before an entry's bytes changed in the session file still names its fold.
+		const fold = lattice.get(this.#rt.view?.aliases.get(id) ?? id);
 		return fold ? { ok: true, fold } : fail(`unknown fold ${id} (status lists every fold with detail "tree")`);
 	}
 

@@ -223,6 +223,23 @@ function replaced(entry: SessionEntry, role: Role, content: ContextEditableConte
 }
 
 /**
+ * The projection after `drafts` are appended (Pi applies edits in order: the last one for an entry
+ * wins). Drafts for entries that are not in it, or not editable, change nothing here.
+ */
+export function projectionWith(
+	drafts: readonly ContextEditEntryDraft[],
+	projection: readonly ProjectedSessionEntry[],
+): ProjectedSessionEntry[] {
+	const byTarget = new Map(drafts.map((d) => [d.targetId, d]));
+	return projection.map((pe) => {
+		const d = byTarget.get(pe.sourceEntry.id);
+		const role = d && editableRole(pe.sourceEntry);
+		if (!d || !role) return pe;
+		return { ...pe, messages: d.replacement === null ? [] : [replaced(pe.sourceEntry, role, d.replacement.content)] };
+	});
+}
+
+/**
  * The window the drafts would produce over `projection` (e.g. `sessionManager.buildSessionProjection()
  * .entries` or a boundary's `context.contextEntries`), or the reasons Pi would refuse them.
  */

@@ -15,6 +15,8 @@ export interface FenceVerdict {
 	budget: number;
 	/** Pending marks that were not committable before this request (staged at the next boundary). */
 	pendingMarks: number;
+	/** Tool results without their call (by call id): a provider would refuse the request whatever its size. */
+	orphans?: readonly string[];
 }
 
 /** Stop when the calibrated estimate exceeds the budget. */
@@ -25,6 +27,14 @@ export function fenceVerdict(tokens: number, budget: number, pendingMarks: numbe
 
 /** What the user is told (ctx.ui.notify and status); never written into the window. */
 export function fenceMessage(v: FenceVerdict): string {
+	if (v.orphans && v.orphans.length > 0) {
+		const ids = v.orphans.slice(0, 5).join(", ");
+		return (
+			`pi-fold stopped a request before sending it: it holds ${v.orphans.length} tool result${v.orphans.length === 1 ? "" : "s"} ` +
+			`whose call is hidden (${ids}${v.orphans.length > 5 ? ", …" : ""}), which a provider refuses. ` +
+			"The window is repaired at the next turn boundary; /fold-status names the edits involved."
+		);
+	}
 	const over = v.tokens - v.budget;
 	const marks =
 		v.pendingMarks > 0

@@ -86,7 +86,10 @@ export function registerRuntimeHooks(
 		try {
 			ctx.abort();
 			ctx.ui.notify(message, "error");
-			ctx.ui.setStatus(FENCE_STATUS_KEY, `pi-fold: request stopped (~${stop.tokens} > ${stop.budget} tokens)`);
+			const why = stop.orphans?.length
+				? `${stop.orphans.length} tool result(s) without their call`
+				: `~${stop.tokens} > ${stop.budget} tokens`;
+			ctx.ui.setStatus(FENCE_STATUS_KEY, `pi-fold: request stopped (${why})`);
 		} catch (err) {
 			ensure()?.problem("fence", err instanceof Error ? err.message : String(err));
 		}

@@ -15,7 +15,7 @@ import { canonicalJson } from "./canonical-json.ts";
 import { NOT_PLAIN, plainCopy, samePlainValue } from "./plain-value.ts";
 
 /** The runtime's own, deliberate rewrites of the window. */
-export const REWRITE_REASONS = ["commit", "expand", "fold", "overflow"] as const;
+export const REWRITE_REASONS = ["commit", "expand", "fold", "overflow", "repair"] as const;
 export type RewriteReason = (typeof REWRITE_REASONS)[number];
 
 export interface RewriteCounters {
@@ -198,7 +198,7 @@ export function firstChangedRecorded(core: PiFoldCore, previous: Recorded, next:
 	return previous.count <= next.count ? -1 : common; // a shorter request removed messages
 }
 
-const zeroReasons = (): Record<RewriteReason, number> => ({ commit: 0, expand: 0, fold: 0, overflow: 0 });
+const zeroReasons = (): Record<RewriteReason, number> => ({ commit: 0, expand: 0, fold: 0, overflow: 0, repair: 0 });
 
 /**
  * The rewrite counters of one session. An announcement covers the next recorded request only:

@@ -33,6 +33,14 @@ interface SourceInput {
 	store: FoldStore;
 	records: RecordIndex;
 	core: PiFoldCore;
+	/** Recorded id -> lattice id, for folds whose entries changed in the session file since. */
+	aliases?: ReadonlyMap<FoldId, FoldId>;
+}
+
+/** The id a fold was recorded (and stored) under: its own, unless its entries changed since. */
+function recordedIdOf(aliases: ReadonlyMap<FoldId, FoldId> | undefined, id: FoldId): FoldId | undefined {
+	if (aliases) for (const [recorded, now] of aliases) if (now === id) return recorded;
+	return undefined;
 }
 
 export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source: FoldSource }> {
@@ -42,7 +50,9 @@ export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source
 	const record = records.get(id);
 	try {
 		if (fold.state !== "pending" && record !== undefined) {
-			const verified = store.verifyFold(record, { id, identity: fold.identity });
+			// A fold whose entries changed in the session since is served from the store as recorded.
+			const recorded = recordedIdOf(input.aliases, id);
+			const verified = store.verifyFold(record, recorded ? { id: recorded } : { id, identity: fold.identity });
 			const decoder = new TextDecoder("utf-8", { fatal: true });
 			const leaves = verified.leaves.map((l) => ({ entryId: l.entryId, text: decoder.decode(l.bytes), fold: l.fold }));
 			return { ok: true, source: { fold, leaves, verifiedBy: "store", bytes: sumBytes(verified.leaves) } };

@@ -34,6 +34,8 @@ export interface Open {
 	sessionId: string;
 	/** Folds whose bytes are known damaged (store and session copy), with what is wrong. */
 	damaged: Map<FoldId, string>;
+	/** Folds recorded under another id (an entry's bytes changed in the session file): recorded -> lattice id. */
+	aliases: Map<FoldId, FoldId>;
 	/** Marks a commit could not store, with why: not chosen again by the runtime in this session. */
 	unstorable: Map<FoldId, string>;
 }

@@ -4,6 +4,7 @@
 import type {
 	AgentBeforeSettleEvent,
 	BoundaryResult,
+	ContextEditEntryDraft,
 	ExtensionContext,
 	ProjectedSessionEntry,
 	SessionBeforeCompactEvent,
@@ -21,17 +22,20 @@ import { rebuildLattice } from "../session/rebuild.ts";
 import { FoldStore } from "../store/index.ts";
 import { EntryTokens, windowCosts } from "./arithmetic.ts";
 import { planCommit } from "./commit.ts";
+import { projectionWith } from "./drafts.ts";
 import { EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
 import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
 import { FoldBridge } from "./fold-bridge.ts";
 import { DEFAULT_FRONTIER_SETTINGS, type FrontierCursor, frontierCursor, proposeMarks } from "./frontier.ts";
-import { entriesSince, ProjectionAligner, RewriteRecorder } from "./instrumentation.ts";
+import { entriesSince, ProjectionAligner, type RecordOutcome, RewriteRecorder } from "./instrumentation.ts";
 import { unbriefedNotice } from "./notice.ts";
 import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf, servingBudget } from "./occupancy.ts";
 import type { RuntimeSettings } from "./options.ts";
 import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "./overflow.ts";
+import { PairingWatch } from "./pairing-watch.ts";
 import { LeafPrewriter, leavesOf } from "./prewrite.ts";
 import { receiptDraft } from "./receipt.ts";
+import { editedTargets, windowRepair } from "./reconcile.ts";
 import {
 	type BatchRequest,
 	type CommitLog,
@@ -138,6 +142,14 @@ export class FoldRuntime {
 	#staged: StagedEdit[] = [];
 	/** A /fold planned while idle, shown through the context event until its turn_end commits it. */
 	readonly bridge = new FoldBridge();
+	/**
+	 * Edits that make Pi's window agree with the committed folds again (a commit batch cut short by
+	 * a crash, or /tree into one): shown on requests at once, appended at the next boundary.
+	 */
+	readonly #repair = new FoldBridge();
+	readonly #pairing = new PairingWatch();
+	/** Tool results without their call in the last request recorded (the fence stops it). */
+	#orphans: readonly string[] = [];
 	/** Peeks whose results are marked or pinned once the model has seen them. */
 	#peeks: PeekFollowUp[] = [];
 	/** A person's /fold: commit staged marks (all, or only these) at the next boundary. */
@@ -236,6 +248,9 @@ export class FoldRuntime {
 		this.recorder.rebase();
 		const sessionId = sm.getSessionId();
 		const store = FoldStore.forSession({ sessionFile: sm.getSessionFile(), sessionId }, this.core);
+		store.onQuarantine((q) =>
+			this.problem("store", `${q.kind} ${q.hash} was ${q.reason}: set aside as ${q.movedTo} and written again`),
+		);
 		const parents = ancestorStores(sm.getHeader()?.parentSession, this.core);
 		for (const p of parents.problems) this.problem("open", p);
 		const raw = sm.buildContextEntries();
@@ -252,9 +267,25 @@ export class FoldRuntime {
 			store,
 			records: rebuilt.records,
 			sessionId,
-			damaged: new Map(),
+			damaged: rebuilt.damaged,
+			aliases: rebuilt.aliases,
 			unstorable: new Map(),
 		};
+		this.#repair.take();
+		const repair = windowRepair(
+			rebuilt.lattice,
+			rebuilt.context.sources,
+			sm.buildSessionProjection().entries,
+			editedTargets(raw),
+		);
+		if (repair.drafts.length > 0) {
+			this.problem(
+				"open",
+				`${repair.drafts.length} entries of the window differ from the committed folds (a commit cut short, or /tree into one); repaired at the next turn boundary`,
+			);
+			for (const r of repair.reasons.slice(0, 10)) this.problem("open", r);
+			this.#repair.arm(repair.drafts);
+		}
 	}
 
 	/**
@@ -309,14 +340,39 @@ export class FoldRuntime {
 
 	/** The `context` event: digest the request and check it aligns with the session's projection. */
 	recordRequest(messages: readonly unknown[], sm: SessionView): unknown[] | undefined {
-		// A /fold planned while idle shows on this request (the bridge); the recorder sees what is sent.
-		const shown = this.bridge.show(messages, sm);
-		if (shown && !shown.ok) this.problem("fold", `not shown early: ${shown.reason}`);
+		// A window repair or a /fold planned while idle shows on this request (a bridge); the
+		// recorder sees what is sent. A repair goes first: the /fold waits for the boundary.
+		const bridge = this.#repair.armed ? this.#repair : this.bridge;
+		const shown = bridge.show(messages, sm);
+		if (shown && !shown.ok)
+			this.problem(bridge === this.bridge ? "fold" : "repair", `not shown early: ${shown.reason}`);
 		const bridged = shown?.ok ? shown.messages : undefined;
-		if (bridged && shown?.ok && shown.first) this.recorder.announce("fold");
-		const r = this.recorder.record(bridged ?? messages);
+		if (bridged && shown?.ok && shown.first) this.recorder.announce(bridge === this.bridge ? "fold" : "repair");
+		const sent = bridged ?? messages;
+		let r = this.recorder.record(sent);
 		if (!r.ok) this.problem("context", r.reason);
 		else if (r.kind === "unattributed") this.problem("context", `unattributed rewrite at message ${r.firstChanged}`);
+		this.#orphans = this.#pairing.check(sent, r.ok && r.kind === "append");
+		if (this.#orphans.length > 0 && !this.#repair.armed) {
+			// The window and the folds drifted apart (a boundary batch Pi appended only in part, say):
+			// rebuild from the session, and show the repaired window on this very request.
+			this.problem(
+				"context",
+				`the request holds tool results whose call is hidden (${this.#orphans.join(", ")}): rebuilt from the session`,
+			);
+			this.open(sm);
+			const repaired = this.#repair.show(messages, sm);
+			if (repaired?.ok) {
+				r = this.recorder.record(repaired.messages); // a new baseline: open() rebased the recorder
+				this.#orphans = this.#pairing.check(repaired.messages, false);
+				return this.#aligned(messages, sm, r, repaired.messages);
+			}
+		}
+		return this.#aligned(messages, sm, r, bridged);
+	}
+
+	/** Check the request aligns with the session's projection; returns what the context event answers. */
+	#aligned<T>(messages: readonly unknown[], sm: SessionView, r: RecordOutcome, answer: T): T {
 		// A pure append of an aligned request only needs its new tail aligned (ProjectionAligner says why).
 		const aligned = this.#aligner.align(
 			messages as Parameters<ProjectionAligner["align"]>[0],
@@ -327,7 +383,7 @@ export class FoldRuntime {
 			this.#alignmentFailures++;
 			this.problem("context", `alignment: ${aligned.reason}`);
 		}
-		return bridged;
+		return answer;
 	}
 
 	/**
@@ -338,8 +394,15 @@ export class FoldRuntime {
 		const model = modelKey(ctx.model);
 		const estimate = this.meter.observeRequest(messages, model);
 		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
-		if (!budget.ok) return undefined;
 		const tokens = this.meter.calibration.apply(estimate, model);
+		if (this.#orphans.length > 0) {
+			// Whatever its size, a provider refuses it: stopped until the repair at the next boundary.
+			const verdict = { tokens, budget: budget.ok ? budget.budget : 0, pendingMarks: 0, orphans: [...this.#orphans] };
+			this.#fence.stopped++;
+			this.#fence.last = { ...verdict, message: fenceMessage(verdict) };
+			return verdict;
+		}
+		if (!budget.ok) return undefined;
 		// The pending marks are counted only for a request that is stopped (pending() builds views).
 		const over = fenceVerdict(tokens, budget.budget, 0);
 		const verdict = over && { ...over, pendingMarks: this.#open?.lattice.pending().length ?? 0 };
@@ -364,8 +427,13 @@ export class FoldRuntime {
 		const open = this.sync(ctx.sessionManager);
 		if (!open) return [];
 		this.#unmeasured = undefined; // measured again below, from this boundary's preview
-		const edits = this.#stagedEdits(open, e.context.contextEntries);
+		// A window repair comes first; what follows is planned over the window it makes.
+		const repair = this.#repairDrafts(open, e.context.contextEntries);
+		const projection =
+			repair.drafts.length > 0 ? projectionWith(repair.drafts, e.context.contextEntries) : e.context.contextEntries;
+		const edits = this.#stagedEdits(open, projection);
 		const out: SessionBoundaryDraft[] = [
+			...repair.drafts,
 			...edits,
 			...this.#peekFollowUps(open, e.messageEntryId),
 			...this.#markFrontier(open, e.messageEntryId),
@@ -376,18 +444,20 @@ export class FoldRuntime {
 		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
 		this.#budget = budget.ok ? { ok: true, tokens: budget.budget, source: budget.source } : budget;
 		if (!budget.ok) return out;
-		const next = [...e.context.contextMessages, ...e.context.pendingMessages];
+		const shown = repair.drafts.length > 0 ? projection.flatMap((pe) => pe.messages) : e.context.contextMessages;
+		const next = [...shown, ...e.context.pendingMessages];
 		const occupancy = this.meter.occupancy(next, model, budget.budget);
 		this.#occupancy = occupancy;
-		// One rewrite per boundary: staged edits already rewrite this one; a commit waits for the next.
-		if (edits.length > 0) return out;
+		// One rewrite per boundary: staged edits (or a repair no request has shown yet) already
+		// rewrite this one; a commit waits for the next.
+		if (edits.length > 0 || (repair.drafts.length > 0 && !repair.shown)) return out;
 		const fold = this.#foldNow;
 		this.#foldNow = undefined;
 		const bridge = this.bridge.take();
 		const need = fold ? 1 : commitNeed(occupancy, this.settings.thresholds);
 		if (need <= 0) return out;
 		const batch = await this.#planBatch(open, {
-			projection: e.context.contextEntries,
+			projection,
 			pending: e.context.pendingMessages,
 			need,
 			occupancy,
@@ -416,6 +486,7 @@ export class FoldRuntime {
 	async prepareFold(ctx: ExtensionContext): Promise<{ ok: true } | { ok: false; reason: string }> {
 		const fold = this.#foldNow;
 		if (!fold) return { ok: false, reason: "no /fold is waiting" };
+		if (this.#repair.armed) return { ok: false, reason: "the window is being repaired first" };
 		const sm = ctx.sessionManager;
 		const open = this.sync(sm);
 		if (!open) return { ok: false, reason: "no session is open" };
@@ -500,6 +571,21 @@ export class FoldRuntime {
 		open.lattice = batch.lattice;
 		this.recorder.announce("expand");
 		return [...batch.drafts, ...batch.ops.map(record)];
+	}
+
+	/**
+	 * The window repair found at open, as edits over this boundary's projection (computed again:
+	 * entries may have come since). Shown already if a request went out since; else announced.
+	 */
+	#repairDrafts(
+		open: Open,
+		projection: readonly ProjectedSessionEntry[],
+	): { drafts: ContextEditEntryDraft[]; shown: boolean } {
+		const armed = this.#repair.take();
+		if (!armed) return { drafts: [], shown: false };
+		const repair = windowRepair(open.lattice, open.context.sources, projection, editedTargets(open.raw));
+		if (repair.drafts.length > 0 && !armed.shown) this.recorder.announce("repair");
+		return { drafts: repair.drafts, shown: armed.shown };
 	}
 
 	/** Peeks the model has now seen: their batch is marked for the next commit, or pinned. */

@@ -182,3 +182,35 @@ export async function persistEach(
 function errorText(err: unknown): string {
 	return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * Write a committed fold's record again from the session's own bytes (its damaged copy in the
+ * store is set aside by the store): only if the record the session's entries make is exactly the
+ * one the session names (`expected`, its hash), so a changed session never overwrites the truth.
+ * The fold's child folds must already be in `written`.
+ */
+export function rewriteRecord(
+	lattice: FoldLattice,
+	store: FoldStore,
+	context: ContextEntries,
+	id: FoldId,
+	written: RecordIndex,
+	expected: HexHash,
+): { ok: true } | { ok: false; reason: string } {
+	try {
+		const plan = planWrites(lattice, context, [id], written);
+		if (plan.waves.length !== 1 || plan.waves[0].length !== 1) {
+			return { ok: false, reason: "a fold nested in it has no record either" };
+		}
+		const record = plan.recordOf(id);
+		const hash = store.recordHash(record);
+		if (hash !== expected) {
+			return { ok: false, reason: `the session's copy of its entries makes record ${hash}, not ${expected}` };
+		}
+		if (plan.leaves.length > 0) store.putLeaves(plan.leaves);
+		store.putRecords([record]);
+		return { ok: true };
+	} catch (err) {
+		return { ok: false, reason: errorText(err) };
+	}
+}

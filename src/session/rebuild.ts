@@ -10,7 +10,7 @@ import type { FoldStore } from "../store/index.ts";
 import { type ContextEntries, contextEntriesOf } from "./context-entries.ts";
 import { adoptFold } from "./fork.ts";
 import { type CommittedFold, type JournalOp, parseJournalOp, RECORD_TYPE } from "./journal.ts";
-import type { RecordIndex } from "./persist.ts";
+import { type RecordIndex, rewriteRecord } from "./persist.ts";
 
 export interface Rebuilt {
 	ok: true;
@@ -18,19 +18,28 @@ export interface Rebuilt {
 	context: ContextEntries;
 	/** Fold id -> record hash, for every committed fold the records name. */
 	records: RecordIndex;
-	/** One line per record that was skipped, naming the entry and why. */
+	/** One line per record that was skipped or repaired, naming the entry and why. */
 	problems: string[];
+	/**
+	 * Committed folds whose store record is damaged and could not be written again from the
+	 * session: they stay in the lattice (the window hides their entries all the same), with why.
+	 */
+	damaged: Map<FoldId, string>;
+	/**
+	 * Folds recorded under another id than they rebuild with (an entry's bytes in the session file
+	 * changed since): recorded id -> the lattice's id. The recorded id stays usable; the store's
+	 * bytes are the original.
+	 */
+	aliases: Map<FoldId, FoldId>;
 }
 
 type Step = { ok: true } | { ok: false; reason: string };
 
-function showBrief(lattice: FoldLattice, fold: CommittedFold): Step {
-	const current = lattice.get(fold.id);
+function showBrief(lattice: FoldLattice, id: FoldId, fold: CommittedFold): Step {
+	const current = lattice.get(id);
 	if (!current) return { ok: false, reason: `fold ${fold.id} is not in the lattice` };
 	if (current.state !== "pending" || current.brief === fold.brief) return { ok: true };
-	return fold.provenance === "supplied"
-		? lattice.brief(fold.id, fold.brief)
-		: lattice.setDeterministicBrief(fold.id, fold.brief);
+	return fold.provenance === "supplied" ? lattice.brief(id, fold.brief) : lattice.setDeterministicBrief(id, fold.brief);
 }
 
 /** Where records are looked up: the session's own store, and its fork ancestors' to adopt from. */
@@ -39,19 +48,21 @@ export interface RecordSource {
 	ancestors?: readonly FoldStore[];
 }
 
-/** Check a record the session names is the fold the lattice built (cheap: one record read). */
-function checkRecord(source: RecordSource | undefined, fold: CommittedFold, identity: HexHash | undefined): Step {
-	if (!source) return { ok: true };
+/**
+ * Check a record the session names is the fold the lattice built (cheap: one record read).
+ * `identity` undefined: the fold was recorded under another id, so only the recorded id is checked.
+ */
+function checkRecord(source: RecordSource, fold: CommittedFold, identity: HexHash | undefined): Step {
 	const { store } = source;
 	try {
 		if (!store.records.has(fold.record) && !adoptFold(store, source.ancestors ?? [], fold.record)) {
 			return {
 				ok: false,
-				reason: `fold ${fold.id}: record ${fold.record} is in neither this session's store nor a parent's`,
+				reason: `record ${fold.record} is in neither this session's store nor a parent's`,
 			};
 		}
 		const record = store.readRecord(fold.record, { fold: fold.id });
-		if (record.id !== fold.id || record.identity !== identity) {
+		if (record.id !== fold.id || (identity !== undefined && record.identity !== identity)) {
 			return {
 				ok: false,
 				reason: `store record ${fold.record} is fold ${record.id}, not the fold ${fold.id} built here`,
@@ -63,17 +74,71 @@ function checkRecord(source: RecordSource | undefined, fold: CommittedFold, iden
 	}
 }
 
-function apply(lattice: FoldLattice, op: JournalOp, records: RecordIndex, store: RecordSource | undefined): Step {
+/** One rebuild's state: what replaying the records builds, and where they are checked. */
+interface Replay {
+	lattice: FoldLattice;
+	context: ContextEntries;
+	records: RecordIndex;
+	damaged: Map<FoldId, string>;
+	aliases: Map<FoldId, FoldId>;
+	source: RecordSource | undefined;
+	/** A line for problems (the record entry being replayed is named by the caller). */
+	note(reason: string): void;
+}
+
+/** The lattice's id for a recorded one. */
+function idOf(r: Replay, id: string): FoldId {
+	return r.aliases.get(id) ?? id;
+}
+
+/** A fold rebuilt under another id than recorded: the recorded id stays an alias of it. */
+function alias(r: Replay, recorded: FoldId, rebuilt: FoldId, what: string): void {
+	r.aliases.set(recorded, rebuilt);
+	r.note(
+		`the ${what} recorded as ${recorded} rebuilds as ${rebuilt}: the session's copy of its entries changed; ${recorded} still names it, and the store keeps the original bytes`,
+	);
+}
+
+/**
+ * A committed fold's record, checked against the store: when it is damaged or missing, it is
+ * written again from the session's own bytes if they still make exactly that record; otherwise the
+ * fold is kept (the session's edits hide its entries all the same) and listed as damaged.
+ */
+function settleRecord(r: Replay, id: FoldId, fold: CommittedFold): void {
+	const source = r.source;
+	const aliased = id !== fold.id;
+	if (source) {
+		const checked = checkRecord(source, fold, aliased ? undefined : r.lattice.get(id)?.identity);
+		if (!checked.ok) {
+			const rewritten = aliased
+				? { ok: false as const, reason: "the session's copy of its entries changed" }
+				: rewriteRecord(r.lattice, source.store, r.context, id, r.records, fold.record);
+			if (rewritten.ok) r.note(`fold ${fold.id}: ${checked.reason}; written again from the session's own bytes`);
+			else {
+				const why = `${checked.reason}; not repaired: ${rewritten.reason}`;
+				r.damaged.set(id, why);
+				r.note(`fold ${fold.id} is damaged: ${why}`);
+			}
+		} else if (aliased) {
+			// Readable under its recorded id: the store's original is what peek serves.
+			r.damaged.set(id, `recorded as ${fold.id}; the session's copy of its entries changed since`);
+		}
+	}
+	r.records.set(id, fold.record);
+}
+
+function apply(r: Replay, op: JournalOp): Step {
+	const { lattice } = r;
 	switch (op.op) {
 		case "mark": {
-			const r = lattice.mark(op.from, op.to, op.kind);
-			if (r.ok && r.id !== op.id) return { ok: false, reason: `the mark rebuilt as ${r.id}, recorded as ${op.id}` };
-			return r;
+			const m = lattice.mark(op.from, op.to, op.kind);
+			if (m.ok && m.id !== op.id) alias(r, op.id, m.id, "mark");
+			return m;
 		}
 		case "brief":
-			return lattice.brief(op.id, op.text);
+			return lattice.brief(idOf(r, op.id), op.text);
 		case "unmark":
-			return lattice.unmark(op.id);
+			return lattice.unmark(idOf(r, op.id));
 		case "reboundary":
 			return lattice.reboundary(op.from, op.to);
 		case "pin":
@@ -81,33 +146,27 @@ function apply(lattice: FoldLattice, op: JournalOp, records: RecordIndex, store:
 		case "unpin":
 			return lattice.unpin(op.entryIds);
 		case "expand":
-			return lattice.expand(op.id);
+			return lattice.expand(idOf(r, op.id));
 		case "refold":
-			return lattice.refold(op.id);
+			return lattice.refold(idOf(r, op.id));
 		case "commit": {
-			for (const fold of op.folds) {
-				const shown = showBrief(lattice, fold);
+			const ids = op.folds.map((f) => idOf(r, f.id));
+			for (const [i, fold] of op.folds.entries()) {
+				const shown = showBrief(lattice, ids[i], fold);
 				if (!shown.ok) return shown;
-				const checked = checkRecord(store, fold, lattice.get(fold.id)?.identity);
-				if (!checked.ok) return checked;
 			}
-			const r = lattice.commit(op.folds.map((f) => f.id));
-			if (r.ok) for (const f of op.folds) records.set(f.id, f.record);
-			return r;
+			const c = lattice.commit(ids);
+			if (c.ok) for (const [i, fold] of op.folds.entries()) settleRecord(r, ids[i], fold);
+			return c;
 		}
 		case "consolidate": {
-			const r = lattice.consolidate(op.roots, {
-				brief: op.fold.brief,
-				provenance: op.fold.provenance,
-				maxGap: op.maxGap,
-			});
-			if (!r.ok) return r;
-			if (r.id !== op.fold.id) {
-				return { ok: false, reason: `the consolidation rebuilt as ${r.id}, recorded as ${op.fold.id}` };
-			}
-			const checked = checkRecord(store, op.fold, lattice.get(r.id)?.identity);
-			if (!checked.ok) return checked;
-			records.set(op.fold.id, op.fold.record);
+			const c = lattice.consolidate(
+				op.roots.map((id) => idOf(r, id)),
+				{ brief: op.fold.brief, provenance: op.fold.provenance, maxGap: op.maxGap },
+			);
+			if (!c.ok) return c;
+			if (c.id !== op.fold.id) alias(r, op.fold.id, c.id, "consolidation");
+			settleRecord(r, c.id, op.fold);
 			return { ok: true };
 		}
 	}
@@ -116,7 +175,8 @@ function apply(lattice: FoldLattice, op: JournalOp, records: RecordIndex, store:
 /**
  * Rebuild from a session manager's view of one branch: `branch` = getBranch() (where the records
  * are), `contextEntries` = buildContextEntries() (what the lattice is over). With a `store`, every
- * committed fold's record is checked there (adopted from a fork ancestor's store when missing).
+ * committed fold's record is checked there (adopted from a fork ancestor's store when missing, and
+ * written again from the session's own bytes when damaged).
  */
 export function rebuildLattice(
 	branch: readonly SessionEntry[],
@@ -128,12 +188,22 @@ export function rebuildLattice(
 	const created = FoldLattice.create(core, context.entries);
 	if (!created.ok) return { ok: false, reason: created.reason };
 	const { lattice } = created;
-	const records: RecordIndex = new Map<FoldId, HexHash>();
 	const problems: string[] = [];
+	let current: SessionEntry | undefined;
+	const replay: Replay = {
+		lattice,
+		context,
+		records: new Map<FoldId, HexHash>(),
+		damaged: new Map(),
+		aliases: new Map(),
+		source: store,
+		note: (reason) => problems.push(`pi-fold record ${current?.id}: ${reason}`),
+	};
 	const report = (entry: SessionEntry, reason: string) =>
 		problems.push(`pi-fold record ${entry.id}: ${reason}; skipped`);
 	const one = (entry: SessionEntry, op: JournalOp) => {
-		const step = apply(lattice, op, records, store);
+		current = entry;
+		const step = apply(replay, op);
 		if (!step.ok) report(entry, step.reason);
 	};
 	// Consecutive marks (a frontier pass writes many) are replayed as one batch: one structure
@@ -145,7 +215,8 @@ export function rebuildLattice(
 			const r = lattice.markMany(marks.map(({ op }) => ({ from: op.from, to: op.to, kind: op.kind })));
 			if (r.ok) {
 				r.ids.forEach((id, i) => {
-					if (id !== marks[i].op.id) report(marks[i].entry, `the mark rebuilt as ${id}, recorded as ${marks[i].op.id}`);
+					current = marks[i].entry;
+					if (id !== marks[i].op.id) alias(replay, marks[i].op.id, id, "mark");
 				});
 				marks = [];
 				return;
@@ -169,5 +240,6 @@ export function rebuildLattice(
 		one(entry, parsed.op);
 	}
 	flushMarks();
-	return { ok: true, lattice, context, records, problems };
+	const { records, damaged, aliases } = replay;
+	return { ok: true, lattice, context, records, problems, damaged, aliases };
 }

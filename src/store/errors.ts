@@ -12,6 +12,8 @@ export type StoreErrorCode =
 	| "MISMATCH"
 	/** A fold record that is not a well-formed, supported `pi-fold.fold` record. */
 	| "BAD_RECORD"
+	/** The name exists but is not a regular file (a symlink, a directory, a FIFO, a device). */
+	| "NOT_FILE"
 	/** The filesystem refused an operation (permissions, disk full, ...). */
 	| "IO";
 

@@ -9,7 +9,7 @@ import { DIGEST_BYTES, fromHexInto, type PiFoldCore, type Span, toHex } from "..
 import type { FoldId, FoldRecord, HexHash, RecordChild } from "../fold-types.ts";
 import { StoreError } from "./errors.ts";
 import { checkFoldId, checkHash, checkSessionId } from "./ids.ts";
-import { ContentStore, contextPrefix, type ReadContext, type ReadRequest } from "./objects.ts";
+import { ContentStore, contextPrefix, type Quarantined, type ReadContext, type ReadRequest } from "./objects.ts";
 import { decodeRecord, encodeRecord, validateRecord } from "./records.ts";
 
 /** The directory name beside the session file. */
@@ -108,6 +108,12 @@ export class FoldStore {
 		return new FoldStore(join(processTemp(), STORE_DIR_NAME, checkSessionId(sessionId)), core);
 	}
 
+	/** Be told of every damaged file this store sets aside (objects and records alike). */
+	onQuarantine(report: (q: Quarantined) => void): void {
+		this.objects.onQuarantine = report;
+		this.records.onQuarantine = report;
+	}
+
 	/** Store the exact bytes of session entries (strings as UTF-8); returns their hashes, in order. */
 	putLeaves(spans: readonly Span[]): HexHash[] {
 		return this.objects.putMany(spans);
@@ -140,6 +146,11 @@ export class FoldStore {
 	/** putRecord, asynchronously (see putRecordsAsync). */
 	async putRecordAsync(record: FoldRecord): Promise<HexHash> {
 		return (await this.putRecordsAsync([record]))[0];
+	}
+
+	/** The hash a record would be stored under (validated and encoded as putRecord does; nothing written). */
+	recordHash(record: FoldRecord): HexHash {
+		return this.records.hashAll([encodeRecord(validateRecord(record, "fold record"), "fold record")])[0];
 	}
 
 	/** The checks of putRecord; returns the record's canonical bytes. */

@@ -1,11 +1,12 @@
 // A content-addressed directory: files named by the SHA-256 of their bytes, fanned out by the
 // first two hex digits (`<dir>/ab/ab12...`), written once (atomic.ts) and verified on every read.
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join, sep } from "node:path";
 import { DIGEST_BYTES, type PiFoldCore, type Span, toHex } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
 import { isHexHash } from "../fold-types.ts";
-import { type PublishItem, type PublishOutcome, publishAll, publishAllAsync } from "./atomic.ts";
+import { type PublishItem, type PublishOutcome, publishAll, publishAllAsync, syncDir } from "./atomic.ts";
 import { fsCode, ioError, StoreError, showValue } from "./errors.ts";
 import { checkHash } from "./ids.ts";
 
@@ -61,6 +62,24 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 	return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
 
+/** A damaged file set aside: renamed beside its final name (never deleted), then rewritten. */
+export interface Quarantined {
+	kind: ContentKind;
+	hash: HexHash;
+	/** Where it was, and the name it now has. */
+	file: string;
+	movedTo: string;
+	/** What was wrong with it. */
+	reason: string;
+}
+
+/** The suffix of a quarantined file's name: `<hash>.damaged-<ms>-<pid>-<8 hex>`. */
+const QUARANTINE_NAME = /^[0-9a-f]{64}\.damaged-\d+-\d+-[0-9a-f]{8}$/;
+
+export function isQuarantineName(name: string): boolean {
+	return QUARANTINE_NAME.test(name);
+}
+
 /** Counters since the store was opened in this process (for benchmarks and tests). */
 export interface ContentStats {
 	/** Files this process published (its link created the name). */
@@ -94,6 +113,10 @@ export class ContentStore {
 	readonly #core: PiFoldCore;
 
 	readonly #field: string;
+	/** Told of each damaged file this store set aside (the runtime reports it). */
+	onQuarantine: ((q: Quarantined) => void) | undefined;
+	/** Every damaged file this store set aside in this process. */
+	readonly quarantined: Quarantined[] = [];
 
 	constructor(dir: string, kind: ContentKind, core: PiFoldCore) {
 		this.dir = dir;
@@ -109,15 +132,40 @@ export class ContentStore {
 		return `${this.dir}${sep}${hash.slice(0, 2)}${sep}${hash}`;
 	}
 
-	/** Whether a file exists under the final name. Existence only: read() is what verifies. */
+	/** Whether a regular file exists under the final name. Existence only: read() is what verifies. */
 	has(hash: HexHash): boolean {
+		return this.#nameState(hash) === "file";
+	}
+
+	/** What the final name holds: nothing, a regular file, or something else (never followed). */
+	#nameState(hash: HexHash): "absent" | "file" | "other" {
 		const path = this.pathOf(hash);
 		try {
-			return lstatSync(path).isFile();
+			return lstatSync(path).isFile() ? "file" : "other";
 		} catch (err) {
-			if (fsCode(err) === "ENOENT") return false;
+			if (fsCode(err) === "ENOENT") return "absent";
 			throw ioError(`cannot stat ${this.kind}`, path, err);
 		}
+	}
+
+	/**
+	 * Set a damaged final file aside: rename it to a quarantine name in the same directory (a
+	 * rename moves a symlink itself, never its target), make that durable, and report it. Nothing
+	 * is deleted; the caller then publishes the right bytes under the final name.
+	 */
+	quarantine(hash: HexHash, reason: string): Quarantined {
+		const file = this.pathOf(hash);
+		const movedTo = `${file}.damaged-${Date.now()}-${process.pid}-${randomBytes(4).toString("hex")}`;
+		try {
+			renameSync(file, movedTo);
+			syncDir(join(this.dir, hash.slice(0, 2)));
+		} catch (err) {
+			throw ioError(`cannot set aside the damaged ${this.kind} (${reason})`, file, err, { expected: hash });
+		}
+		const q: Quarantined = { kind: this.kind, hash, file, movedTo, reason };
+		this.quarantined.push(q);
+		this.onQuarantine?.(q);
+		return q;
 	}
 
 	/** SHA-256 of each span, hex, in batches (one core call per batch). */
@@ -176,10 +224,17 @@ export class ContentStore {
 		for (let i = 0; i < hashes.length; i++) {
 			if (seen.has(hashes[i])) continue;
 			seen.add(hashes[i]);
-			if (this.has(hashes[i])) {
-				this.#checkExisting(hashes[i], bytes[i]);
-				this.stats.alreadyPresent++;
-			} else pending.set(hashes[i], bytes[i]);
+			const state = this.#nameState(hashes[i]);
+			if (state === "file") {
+				const damage = this.#damage(hashes[i], bytes[i]);
+				if (damage === undefined) {
+					this.stats.alreadyPresent++;
+					continue;
+				}
+				// The bytes in hand hash to the name: a damaged copy is set aside and written again.
+				this.quarantine(hashes[i], damage);
+			} else if (state === "other") this.quarantine(hashes[i], "not a regular file");
+			pending.set(hashes[i], bytes[i]);
 		}
 		const items = [...pending].map(([hash, b]) => ({ dir: join(this.dir, hash.slice(0, 2)), name: hash, bytes: b }));
 		return { hashes, items };
@@ -196,6 +251,22 @@ export class ContentStore {
 				this.stats.bytesWritten += items[i].bytes.byteLength;
 			}
 		});
+	}
+
+	/** What is wrong with the existing final file, measured against the bytes it must hold; undefined if nothing. */
+	#damage(hash: HexHash, expected: Uint8Array): string | undefined {
+		let found: Uint8Array;
+		try {
+			found = this.#readRaw(hash, undefined);
+		} catch (err) {
+			if (err instanceof StoreError && err.code === "NOT_FILE") return "not a regular file";
+			throw err;
+		}
+		if (sameBytes(expected, found)) return undefined;
+		const [actual] = this.hashAll([found]);
+		return found.byteLength < expected.byteLength
+			? `truncated: ${found.byteLength} of ${expected.byteLength} bytes`
+			: `corrupt: its bytes hash to ${actual}`;
 	}
 
 	#checkExisting(hash: HexHash, expected: Uint8Array): void {
@@ -219,16 +290,38 @@ export class ContentStore {
 		);
 	}
 
+	/**
+	 * The bytes under a final name. Only a regular file is read: a symlink is never followed and a
+	 * FIFO or device is never waited on (the open does not block), both refused as NOT_FILE.
+	 */
 	#readRaw(hash: HexHash, ctx: ReadContext | undefined): Uint8Array {
 		const path = this.pathOf(hash);
+		const fields = { fold: ctx?.fold, entry: ctx?.entry, expected: hash, file: path };
+		const notFile = (what: string) =>
+			new StoreError(
+				"NOT_FILE",
+				`${contextPrefix(ctx)}${this.kind} ${hash} is not a regular file (${what}): ${path}`,
+				fields,
+			);
+		let fd: number;
 		try {
-			return readFileSync(path);
+			fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
 		} catch (err) {
-			const fields = { fold: ctx?.fold, entry: ctx?.entry, expected: hash, file: path };
 			if (fsCode(err) === "ENOENT") {
 				throw new StoreError("MISSING", `${contextPrefix(ctx)}${this.kind} ${hash} is missing (${path})`, fields);
 			}
+			if (fsCode(err) === "ELOOP") throw notFile("a symlink");
 			throw ioError(`${contextPrefix(ctx)}cannot read ${this.kind} ${hash} at`, path, err, fields);
+		}
+		try {
+			const stat = fstatSync(fd);
+			if (!stat.isFile()) throw notFile(stat.isDirectory() ? "a directory" : "a special file");
+			return readFileSync(fd);
+		} catch (err) {
+			if (err instanceof StoreError) throw err;
+			throw ioError(`${contextPrefix(ctx)}cannot read ${this.kind} ${hash} at`, path, err, fields);
+		} finally {
+			closeSync(fd);
 		}
 	}
 

@@ -64,7 +64,7 @@ export function runtimeLines(rt: RuntimeStatus): string[] {
 		`pending marks: ${rt.pendingMarks.length}${rt.pendingMarks.length > 0 ? ` (${rt.pendingMarks.map((m) => m.id).join(", ")})` : ""}`,
 		`fold roots: ${rt.roots.length} visible, ${rt.folds} folds in all; commits: ${rt.commits.length}`,
 		...rt.roots.map((r) => `  ${r.id} ${r.kind}: ${r.brief.split("\n", 1)[0].slice(0, 160)}`),
-		`rewrites: ${rw.requests} requests = ${rw.baselines} baseline + ${rw.pureAppends} pure appends + attributed (commit ${a.commit}, expand ${a.expand}, fold ${a.fold}, overflow ${a.overflow}) + ${rw.unattributed} unattributed`,
+		`rewrites: ${rw.requests} requests = ${rw.baselines} baseline + ${rw.pureAppends} pure appends + attributed (commit ${a.commit}, expand ${a.expand}, fold ${a.fold}, overflow ${a.overflow}, repair ${a.repair}) + ${rw.unattributed} unattributed`,
 		`compaction: ${rt.compaction.thresholdCancelled} threshold requests cancelled, ${rt.compaction.manualPassed} manual passed through, ${rt.compaction.overflowSeen} overflow seen (${rt.compaction.overflowRecovered} recovered by folding, ${rt.compaction.overflowPassed} left to Pi)`,
 		...rt.overflowPassedOn.slice(-3).map((why) => `  overflow left to Pi: ${why}`),
 		`fence: ${rt.fence.stopped} request${rt.fence.stopped === 1 ? "" : "s"} stopped before transmission${rt.fence.last ? ` (last: ${rt.fence.last.message})` : ""}`,

@@ -100,6 +100,8 @@ export interface SessionOptions {
 	persist?: boolean;
 	/** Resume this session file instead of starting a new session (implies persist). */
 	open?: string;
+	/** The session directory (default: a fresh temp dir). */
+	sessionDir?: string;
 }
 
 export interface TestSession {
@@ -121,7 +123,7 @@ export interface TestSession {
 export async function makeSession(opts: SessionOptions = {}): Promise<TestSession> {
 	isolateProcess();
 	const agentDir = tempDir("agent");
-	const sessionDir = tempDir("sessions");
+	const sessionDir = opts.sessionDir ?? tempDir("sessions");
 	const cwd = opts.cwd ?? tempDir("work");
 	const faux = fauxProvider({
 		provider: FAUX_PROVIDER,
