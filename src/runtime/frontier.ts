@@ -197,7 +197,9 @@ function itemsOf(
 	for (let p = from; p < n; ) {
 		const root = roots.get(p);
 		if (root) {
-			items.push({ type: "fold", start: root.start, end: root.end, fold: root });
+			// A root whose entries are pinned to the frontier (a damaged fold) is never absorbed.
+			if (pinned.has(entries[root.start].id)) items.push({ type: "never", start: root.start, end: root.end });
+			else items.push({ type: "fold", start: root.start, end: root.end, fold: root });
 			p = root.end;
 			continue;
 		}

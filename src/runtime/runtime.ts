@@ -632,9 +632,10 @@ export class FoldRuntime {
 		const { context, lattice } = open;
 		if (this.#frontier?.lattice !== lattice) this.#frontier = { lattice, cursor: frontierCursor() };
 		const settings = this.settings;
-		// Spans the agent or a person unmarked are not cut again on the frontier's own initiative:
-		// to the frontier they are pinned (its cursor resets when that set changes, as for pins).
-		const withdrawn = this.withdrawn;
+		// Spans the agent or a person unmarked are not cut again on the frontier's own initiative, nor
+		// are folds known damaged taken into a new one: to the frontier they are pinned (its cursor
+		// resets when that set changes, as for pins).
+		const withdrawn = this.#frontierPins(open);
 		const view =
 			withdrawn.size === 0
 				? lattice
@@ -666,6 +667,18 @@ export class FoldRuntime {
 		return marked.ids.map((id, i) =>
 			record({ v: 1, op: "mark", id, kind: requests[i].kind as FoldKind, from: requests[i].from, to: requests[i].to }),
 		);
+	}
+
+	/** Entries the frontier must leave alone: withdrawn spans, and the entries of damaged folds. */
+	#frontierPins(open: Open): ReadonlySet<string> {
+		const withdrawn = this.withdrawn;
+		if (open.damaged.size === 0) return withdrawn;
+		const out = new Set(withdrawn);
+		for (const id of open.damaged.keys()) {
+			const f = open.lattice.get(id);
+			if (f) for (let p = f.start; p < f.end; p++) out.add(open.lattice.entries[p].id);
+		}
+		return out;
 	}
 
 	/** Oversized tool results also become read-only evidence files (the writer never throws). */

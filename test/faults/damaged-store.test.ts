@@ -1,0 +1,170 @@
+// Damage the store and the session file of a folded session, then reopen it and keep working. A
+// corrupt or symlinked record is set aside (renamed beside it, never deleted) and written again
+// from the session's own bytes; when the session's copy changed too, the fold stays (the window
+// still hides its entries) and is listed as damaged; a fold whose entries were edited in the
+// session file stays reachable by the id its brief shows, served from the store's original bytes.
+import { readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { afterAll, describe, expect, it } from "vitest";
+import type { FoldId } from "../../src/fold-types.ts";
+import { editedTargets, windowRepair } from "../../src/runtime/reconcile.ts";
+import { isQuarantineName } from "../../src/store/objects.ts";
+import { overwrite } from "../fixtures/store-data.ts";
+import { removeTempDirs } from "../helpers/pi-harness.ts";
+import { auditFolds, type FoldedSession, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
+
+afterAll(removeTempDirs);
+
+/** A folded session file, closed; its committed folds (root first) and their record hashes. */
+async function foldedFile(): Promise<{ file: string; records: [FoldId, string][] }> {
+	const s = await foldedSession({ consolidateAfter: 20 });
+	await runWorkload(s, 12, { seed: 31 });
+	const rt = s.rt();
+	expect(rt.status().commits.length).toBeGreaterThanOrEqual(2);
+	const records = [...rt.records];
+	const file = s.h.session.sessionManager.getSessionFile() as string;
+	s.h.dispose();
+	return { file, records };
+}
+
+/** Pi's window and the lattice agree entry by entry (what status counts is what the window holds). */
+function windowAgrees(s: FoldedSession): void {
+	const rt = s.rt();
+	const sm = s.h.session.sessionManager;
+	const view = rt.view;
+	if (!view) throw new Error("no session open");
+	const left = windowRepair(
+		view.lattice,
+		view.context.sources,
+		sm.buildSessionProjection().entries,
+		editedTargets(view.raw),
+	);
+	expect(left.reasons).toEqual([]);
+}
+
+async function reopenAndWork(file: string): Promise<FoldedSession> {
+	const s = await foldedSession({ consolidateAfter: 20, session: { open: file } });
+	const before = s.h.captured.length;
+	await runWorkload(s, 8, { seed: 32, idPrefix: "r" });
+	expect(invalidRequests(s.h, before)).toEqual([]);
+	return s;
+}
+
+describe("a damaged store", () => {
+	it("a corrupt and a symlinked record are set aside and written again from the session; commits go on", async () => {
+		const { file, records } = await foldedFile();
+		const s0 = await foldedSession({ session: { open: file } });
+		const store = s0.rt().store;
+		s0.h.dispose();
+		if (!store) throw new Error("no store");
+		const [[idA, hashA], [idB, hashB]] = records;
+		const pathA = store.records.pathOf(hashA);
+		const pathB = store.records.pathOf(hashB);
+		overwrite(pathA, "not a record");
+		unlinkSync(pathB);
+		symlinkSync("/dev/zero", pathB);
+
+		const s = await reopenAndWork(file);
+		try {
+			const rt = s.rt();
+			const status = rt.status();
+			for (const id of [idA, idB]) {
+				expect(status.problems).toContainEqual(
+					expect.stringMatching(new RegExp(`fold ${id}: .*written again from the session's own bytes`)),
+				);
+			}
+			expect(status.problems.filter((p) => p.includes("set aside as"))).toHaveLength(2);
+			expect(status.damaged).toEqual([]);
+			// Nothing deleted: both damaged files are beside the rewritten ones, under quarantine names.
+			for (const path of [pathA, pathB]) {
+				expect(readdirSync(dirname(path)).some((n) => isQuarantineName(n) && path.endsWith(n.slice(0, 64)))).toBe(true);
+			}
+			expect(status.commits.length).toBeGreaterThan(0);
+			expect(status.problems.filter((p) => p.includes("nothing folded"))).toEqual([]);
+			auditFolds(rt, s.h.session.sessionManager);
+			windowAgrees(s);
+		} finally {
+			s.h.dispose();
+		}
+	});
+
+	it("a damaged record whose session copy changed too: the fold stays, listed as damaged, never consolidated", async () => {
+		const { file, records } = await foldedFile();
+		const s0 = await foldedSession({ session: { open: file } });
+		const rt0 = s0.rt();
+		const [idA, hashA] = records[0];
+		const fold = rt0.lattice?.get(idA);
+		const firstEntry = fold && rt0.view?.context.sources[fold.start];
+		const store = rt0.store;
+		s0.h.dispose();
+		if (!firstEntry || !store) throw new Error("no fold to damage");
+		overwrite(store.records.pathOf(hashA), "not a record");
+		editTimestamp(file, firstEntry.id);
+
+		const s = await foldedSession({ consolidateAfter: 2, session: { open: file } });
+		try {
+			const rt = s.rt();
+			const damaged = rt.status().damaged;
+			expect(damaged).toHaveLength(1);
+			expect(damaged[0].reason).toMatch(/not repaired: the session's copy of its entries changed/);
+			// It is in the lattice (committed) under its new id, and the window agrees with the lattice.
+			const now = rt.view?.aliases.get(idA);
+			expect(now).toBeDefined();
+			expect(rt.lattice?.get(now as FoldId)?.state).toBe("committed");
+			windowAgrees(s);
+			await runWorkload(s, 8, { seed: 32, idPrefix: "r" });
+			expect(invalidRequests(s.h)).toEqual([]);
+			// Consolidation ran (consolidateAfter 2), and no new fold was built over the damaged one.
+			const held = rt.lattice?.get(now as FoldId);
+			expect(held?.parent ?? null).toBeNull();
+			expect(rt.status().commits.some((c) => c.consolidated.length > 0)).toBe(true);
+		} finally {
+			s.h.dispose();
+		}
+	});
+});
+
+/** Change one entry's timestamp in the session file (as an editor or a sync tool might). */
+function editTimestamp(file: string, entryId: string): void {
+	const lines = readFileSync(file, "utf8").trimEnd().split("\n");
+	const at = lines.findIndex((l) => l.includes(`"id":"${entryId}"`));
+	expect(at).toBeGreaterThan(0);
+	const entry = JSON.parse(lines[at]);
+	entry.timestamp = "2020-01-01T00:00:00.000Z";
+	lines[at] = JSON.stringify(entry);
+	writeFileSync(file, `${lines.join("\n")}\n`);
+}
+
+describe("a folded entry edited in the session file", () => {
+	it("its fold stays reachable by the recorded id; status says the copy changed, and peek serves the store's original bytes", async () => {
+		const { file, records } = await foldedFile();
+		const [idA] = records[0];
+		const original = SessionManager.open(file);
+		const s0 = await foldedSession({ session: { open: file } });
+		const fold = s0.rt().lattice?.get(idA);
+		const entry = fold && s0.rt().view?.context.sources[fold.start];
+		s0.h.dispose();
+		if (!entry) throw new Error("no folded entry");
+		const originalLine = JSON.stringify(original.getEntry(entry.id));
+		editTimestamp(file, entry.id);
+
+		const s = await foldedSession({ session: { open: file } });
+		try {
+			const rt = s.rt();
+			expect(rt.status().problems).toContainEqual(expect.stringContaining(`recorded as ${idA} rebuilds as`));
+			const peek = s.fold.runtime.actions()?.peek(idA, {});
+			expect(peek?.ok).toBe(true);
+			if (!peek?.ok) return;
+			expect(peek.verifiedBy).toBe("store");
+			// The store's bytes: the original timestamp, not the edited one.
+			expect(peek.slice.text).toContain(`## entry ${entry.id}`);
+			const stored = rt.store?.verifyFold(rt.records.get(rt.view?.aliases.get(idA) as FoldId) as string).leaves[0];
+			expect(Buffer.from(stored?.bytes ?? []).toString("utf8")).toBe(originalLine);
+			expect(JSON.stringify(s.h.session.sessionManager.getEntry(entry.id))).not.toBe(originalLine);
+			windowAgrees(s);
+		} finally {
+			s.h.dispose();
+		}
+	});
+});
