@@ -1,6 +1,7 @@
 // `pi-fold replay`: sessions recorded here by a real Pi AgentSession (faux provider, offline), one
 // with pi-fold and one with Pi's native compaction, replayed and compared with what they really
 // sent; the real Pi session fixture; bad files through the real CLI entry; the built bin.
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -309,11 +310,22 @@ describe("bad input gets one clear message and a non-zero exit", () => {
 		expectRefused(await cli(["replay", file, "--window", "16000"]), file, "empty");
 	});
 
-	it("a truncated file (the last entry cut short)", async () => {
+	it("a truncated last line (normal after a crash) is skipped and named, as Pi does; the rest replays", async () => {
 		const last = good.length;
 		const text = `${good.slice(0, -1).join("\n")}\n${good[last - 1].slice(0, 40)}`;
 		const file = write("truncated.jsonl", text);
-		expectRefused(await cli(["replay", file, "--window", "16000"]), file, `line ${last}: truncated`);
+		const r = await cli(["replay", file, "--window", "16000"]);
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stderr).toContain(`skipped 1 line that are not session entries`);
+		expect(r.stderr).toContain(`line ${last}: truncated`);
+		expect(r.stdout).toContain("pi-fold");
+	});
+
+	it("a FIFO or a device is refused at once, never read or waited on", async () => {
+		const fifo = join(dir, "fifo.jsonl");
+		execFileSync("mkfifo", [fifo]);
+		expectRefused(await cli(["replay", fifo, "--window", "16000"]), fifo, "not a regular file");
+		expectRefused(await cli(["replay", "/dev/zero", "--window", "16000"]), "/dev/zero", "not a regular file");
 	});
 
 	it("a JSON file that is not a Pi session", async () => {
@@ -326,12 +338,13 @@ describe("bad input gets one clear message and a non-zero exit", () => {
 		expectRefused(await cli(["replay", file, "--window", "16000"]), file, "line 1: not valid JSON");
 	});
 
-	it("a bad line in the middle, named by its number", async () => {
+	it("a bad line in the middle is skipped and named by its number; the rest replays", async () => {
 		const lines = [...good];
 		lines[4] = '{"type":"message","id":"x1","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"ty';
 		const file = write("middle.jsonl", `${lines.join("\n")}\n`);
 		const r = await cli(["replay", file, "--window", "16000"]);
-		expectRefused(r, file, "line 5: not valid JSON");
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stderr).toContain("line 5: not valid JSON");
 		expect(r.stderr).not.toContain("line 6");
 	});
 

@@ -13,7 +13,7 @@ import { parseArgs, type ReplayArgs, USAGE } from "./args.ts";
 import { chartSvg, jsonReport, textReport, writeFileAtomic } from "./output.ts";
 import { progressBar } from "./progress.ts";
 import type { ReplayResult } from "./replay.ts";
-import { ReplayInputError, readSessionFile } from "./session-lines.ts";
+import { ReplayInputError, readSessionFile, skippedWarning } from "./session-lines.ts";
 
 const WASM = join("wasm", "pi-fold-core.wasm");
 
@@ -51,6 +51,8 @@ async function run(args: ReplayArgs): Promise<void> {
 	try {
 		// The file is checked before Pi and the runtime load (a second or so): a bad one is refused at once.
 		const checked = readSessionFile(args.file);
+		const skipped = skippedWarning(checked);
+		if (skipped !== undefined) process.stderr.write(`pi-fold replay: ${skipped}\n`);
 		const { replayChecked } = await import("./replay.ts");
 		result = await replayChecked(checked, findCore(), {
 			...(args.window === undefined ? {} : { window: args.window }),

@@ -22,7 +22,8 @@ export function openSession(checked: CheckedSession): LoadedSession {
 			`${checked.file}: Pi cannot open it: ${err instanceof Error ? err.message : String(err)}`,
 		);
 	}
-	return { file: checked.file, version: checked.version, cwd: checked.cwd, manager };
+	const { file, version, cwd, skipped, skippedCount } = checked;
+	return { file, version, cwd, skipped, skippedCount, manager };
 }
 
 /** Read, check and open a session file (ReplayInputError for a file that cannot be replayed). */
