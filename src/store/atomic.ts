@@ -15,7 +15,18 @@
 // them later: a writer only ever unlinks its own temp files, within the call that made them.
 // link() rather than rename(): rename would silently replace a file another writer published.
 import { randomBytes } from "node:crypto";
-import { closeSync, fchmodSync, fsync, fsyncSync, linkSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
+import {
+	closeSync,
+	existsSync,
+	fchmodSync,
+	fsync,
+	fsyncSync,
+	linkSync,
+	mkdirSync,
+	openSync,
+	unlinkSync,
+	writeSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { fsCode, ioError } from "./errors.ts";
@@ -59,7 +70,7 @@ export function ensureDir(dir: string): void {
 	try {
 		first = mkdirSync(dir, { recursive: true });
 	} catch (err) {
-		throw ioError("cannot create directory", dir, err);
+		throw ioError("cannot create directory", dir, mkdirReason(dir, err));
 	}
 	if (first !== undefined) {
 		// The created chain is first .. dir; each new name lives in its parent.
@@ -71,6 +82,22 @@ export function ensureDir(dir: string): void {
 		for (const parent of chain.reverse()) syncDir(parent);
 	}
 	knownDirs.add(dir);
+}
+
+/**
+ * The real reason a recursive mkdir failed: Node reports ENOENT when a missing parent cannot be
+ * created (on a read-only file system, say), so the first missing one is made alone to learn why.
+ */
+function mkdirReason(dir: string, err: unknown): unknown {
+	if (fsCode(err) !== "ENOENT") return err;
+	let first = dir;
+	while (dirname(first) !== first && !existsSync(dirname(first))) first = dirname(first);
+	try {
+		mkdirSync(first);
+	} catch (real) {
+		if (fsCode(real) !== "ENOENT") return real;
+	}
+	return err;
 }
 
 function openDir(dir: string): number {

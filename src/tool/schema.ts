@@ -67,7 +67,7 @@ function describe(value: unknown): string {
 	if (Array.isArray(value)) return "an array";
 	if (typeof value === "string")
 		return `the string ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}`;
-	return `${typeof value} ${typeof value === "object" ? "" : JSON.stringify(value)}`.trim();
+	return `${typeof value} ${typeof value === "object" ? "" : String(value)}`.trim();
 }
 
 /** Why one argument's value is wrong for its key, or undefined when it is fine. */

@@ -259,8 +259,26 @@ export const CASES: Case[] = [
 		by: "pi-fold",
 		says: (t) => new RegExp(esc(`fold ${t.mark.id} is pending, not expanded: nothing to refold`)),
 	},
+	{
+		name: "peek a NaN offset (broken model output)",
+		args: (t) => ({ action: "peek", id: t.child.id, offset: Number.NaN }),
+		by: "pi",
+		says: () => /offset: expected integer, got NaN/,
+	},
+	{
+		name: "peek an infinite slice",
+		args: (t) => ({ action: "peek", id: t.child.id, bytes: Number.POSITIVE_INFINITY }),
+		by: "pi",
+		says: () => /bytes: expected integer, got Infinity/,
+	},
 	// pin
 	{ name: "pin without ids", args: () => ({ action: "pin" }), by: "pi-fold", says: says('action "pin" needs "ids"') },
+	{
+		name: "pin the system entry",
+		args: (t) => ({ action: "pin", ids: [t.system] }),
+		by: "pi-fold",
+		says: () => /is a system entry: it never folds, so it is not pinned/,
+	},
 	{ name: "pin nothing", args: () => ({ action: "pin", ids: [] }), by: "pi-fold", says: says('"ids" is empty') },
 	{
 		name: "pin a bare string",

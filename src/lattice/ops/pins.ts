@@ -13,6 +13,9 @@ export function pin(d: LatticeData, entryIds: unknown): Change<PinResult> {
 	const positions = entryPositions(d, entryIds, "pin");
 	for (const p of positions) {
 		if (d.pins.has(p)) refuse(`${d.ctx.label(p)} is already pinned`);
+		// A system entry (the system prompt, a compaction summary) is never folded: nothing to hold.
+		if (d.ctx.entries[p].role === "system")
+			refuse(`${d.ctx.label(p)} is a system entry: it never folds, so it is not pinned`);
 		const i = d.structure.innermost[p];
 		if (i === -1) continue;
 		const f = d.structure.folds[i];
