@@ -11,7 +11,7 @@ import { adoptFold } from "../../src/session/fork.ts";
 import { FoldStore, STORE_DIR_NAME, StoreError } from "../../src/store/index.ts";
 import { identityOf } from "../fixtures/store-data.ts";
 import { removeTempDirs, tempDir } from "../helpers/pi-harness.ts";
-import { foldedSession, runWorkload } from "./fault-session.ts";
+import { type FoldedSession, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 
 afterAll(removeTempDirs);
 const core = nodeCore();
@@ -106,6 +106,15 @@ async function foldedFile(): Promise<string> {
 	return file;
 }
 
+/** More work on the opened session: it commits again, and every request is provider-valid. */
+async function keepsCommitting(s: FoldedSession): Promise<void> {
+	const before = s.h.captured.length;
+	const commits = s.rt().status().commits.length;
+	await runWorkload(s, 8, { seed: 3, idPrefix: "r" });
+	expect(invalidRequests(s.h, before)).toEqual([]);
+	expect(s.rt().status().commits.length).toBeGreaterThan(commits);
+}
+
 describe("opening a session whose parentSession is hostile", () => {
 	it("a parent store holding a crafted record: opening completes and reports the refusal", async () => {
 		const file = await foldedFile();
@@ -134,6 +143,7 @@ describe("opening a session whose parentSession is hostile", () => {
 			const status = s.rt().status();
 			expect(status.open).toBe(true);
 			expect(status.problems.some((p) => p.includes("over the limit of 1000000"))).toBe(true);
+			await keepsCommitting(s);
 		} finally {
 			s.h.dispose();
 		}
@@ -149,6 +159,7 @@ describe("opening a session whose parentSession is hostile", () => {
 			const status = s.rt().status();
 			expect(status.open).toBe(true);
 			expect(status.problems).toContainEqual(expect.stringContaining(`${fifo} is not a regular file`));
+			await keepsCommitting(s);
 		} finally {
 			s.h.dispose();
 		}
