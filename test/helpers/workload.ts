@@ -35,6 +35,8 @@ export interface WorkloadOptions {
 	root?: string;
 	/** Line counts a `read` call asks for, drawn uniformly in [min, max) (default 60-300). */
 	readLines?: { min: number; max: number };
+	/** Put before every tool call id, so that several runs in one session keep ids unique (default ""). */
+	idPrefix?: string;
 }
 
 export interface PlannedCall {
@@ -116,7 +118,7 @@ export function workloadPlan(stages: number, opts: WorkloadOptions = {}): StageP
 		const count = 2 + Math.floor(next() * 3);
 		const calls: PlannedCall[] = [];
 		for (let j = 0; j < count; j++) {
-			const id = `s${stage}c${j}`;
+			const id = `${opts.idPrefix ?? ""}s${stage}c${j}`;
 			const roll = j === 0 ? 0 : next(); // every stage reads at least one file
 			const file = pick(base.files);
 			if (roll < 0.6) {
@@ -131,7 +133,11 @@ export function workloadPlan(stages: number, opts: WorkloadOptions = {}): StageP
 		}
 		const planted = opts.plant?.(stage);
 		if (planted !== undefined) {
-			const call: PlannedCall = { id: `s${stage}p`, name: "bash", args: { command: printfCommand(planted) } };
+			const call: PlannedCall = {
+				id: `${opts.idPrefix ?? ""}s${stage}p`,
+				name: "bash",
+				args: { command: printfCommand(planted) },
+			};
 			if (calls.length === 4) calls[3] = call;
 			else calls.push(call);
 		}
