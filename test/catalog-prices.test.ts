@@ -70,7 +70,7 @@ describe("a card from a catalog model", () => {
 	it("names the model and its tiers; a model with no cost (or all zeros, as a faux one) has no card", () => {
 		const gpt = models.find((m) => m.provider === "opencode" && m.id === "gpt-5.5") as Model<string>;
 		expect(cardOfModel(gpt)?.name).toBe(
-			"opencode/gpt-5.5 in Pi's catalog ($5 in / $0.5 cache read / $30 out per M; $10 in / $1 cache read / $45 out above 272,000)",
+			"opencode/gpt-5.5's own cost ($5 in / $0.5 cache read / $30 out per M; $10 in / $1 cache read / $45 out above 272,000)",
 		);
 		expect(cardOfModel({ provider: "x", id: "y" })).toBeUndefined();
 		expect(
@@ -116,7 +116,7 @@ describe("a replay's prices", () => {
 			["anthropic/claude-opus-4-5", 30, "catalog"],
 			["acme/unknown-1", 2, "default"],
 		]);
-		expect(cardFor(p.pricing, "anthropic/claude-opus-4-5").name).toMatch(/^anthropic\/claude-opus-4-5 in Pi's catalog/);
+		expect(cardFor(p.pricing, "anthropic/claude-opus-4-5").name).toMatch(/^anthropic\/claude-opus-4-5's own cost/);
 		expect(cardFor(p.pricing, "acme/unknown-1")).toBe(DEFAULT_PRICE_CARD);
 		expect(p.pricing.name).toContain("anthropic/claude-opus-4-5: catalog, acme/unknown-1: default");
 	});

@@ -460,7 +460,7 @@ describe("the CLI", () => {
 		expect(json.settings.prices).toEqual([
 			expect.objectContaining({ model: "pi-fold-faux/faux-1", source: "catalog", pricedAs: "google/gemini-2.5-pro" }),
 		]);
-		expect(json.settings.priceCard).toMatch(/^google\/gemini-2\.5-pro in Pi's catalog \(\$1\.25 in/);
+		expect(json.settings.priceCard).toMatch(/^google\/gemini-2\.5-pro's own cost \(\$1\.25 in/);
 		const unknown = await cli(["replay", rec.file, "--model", "acme/nothing-9"]);
 		expect(unknown.code).toBe(1);
 		expect(unknown.stderr).toContain("--model acme/nothing-9 is not in Pi's model catalog");

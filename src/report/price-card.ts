@@ -243,7 +243,7 @@ export function cardOfModel(model: CatalogModelCost): PriceCard | undefined {
 	tiers.sort((a, b) => a.abovePromptTokens - b.abovePromptTokens);
 	const tiersText = tiers.map((t) => `; ${ratesText(t)} above ${t.abovePromptTokens.toLocaleString("en-US")}`).join("");
 	return {
-		name: `${model.provider}/${model.id} in Pi's catalog (${ratesText(base)} per M${tiersText})`,
+		name: `${model.provider}/${model.id}'s own cost (${ratesText(base)} per M${tiersText})`,
 		base,
 		...(tiers.length > 0 ? { longContext: tiers[0] } : {}),
 		...(tiers.length > 1 ? { tiers: tiers.slice(1) } : {}),
