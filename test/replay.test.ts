@@ -447,7 +447,8 @@ describe("the CLI", () => {
 	});
 
 	it("--model replays as a catalog model: its price tier sets pi-fold's budget and its prices the cost", async () => {
-		const r = await cli(["replay", rec.file, "--json", "--model", "google/gemini-2.5-pro"]);
+		const svg = join(tempDir("replay-model"), "chart.svg");
+		const r = await cli(["replay", rec.file, "--json", "--model", "google/gemini-2.5-pro", "--svg", svg]);
 		expect(r.code, r.stderr).toBe(0);
 		const json = JSON.parse(r.stdout) as ReplayResult;
 		expect(json.settings).toMatchObject({
@@ -461,6 +462,7 @@ describe("the CLI", () => {
 			expect.objectContaining({ model: "pi-fold-faux/faux-1", source: "catalog", pricedAs: "google/gemini-2.5-pro" }),
 		]);
 		expect(json.settings.priceCard).toMatch(/^google\/gemini-2\.5-pro's own cost \(\$1\.25 in/);
+		expect(readFileSync(svg, "utf8")).toContain("price tier: 2x above 200,000");
 		const unknown = await cli(["replay", rec.file, "--model", "acme/nothing-9"]);
 		expect(unknown.code).toBe(1);
 		expect(unknown.stderr).toContain("--model acme/nothing-9 is not in Pi's model catalog");

@@ -100,13 +100,20 @@ export function jsonReport(r: ReplayResult): string {
 }
 
 export function chartSvg(r: ReplayResult): string {
-	const { budget, window, thresholds } = r.settings;
+	const { budget, window, thresholds, priceTier: tier } = r.settings;
 	return renderRequestChart({
 		series: r.policies.map((p) => ({ name: p.name, points: p.prompts })),
 		budget,
 		window,
 		band: { min: thresholds.minTarget * budget, max: thresholds.maxTarget * budget },
-		title: `pi-fold replay: ${basename(r.file)} (${r.model})`,
+		...(tier
+			? {
+					lines: [
+						{ tokens: tier.above, label: `price tier: ${tier.multiplier ?? "higher"}x above ${int(tier.above)}` },
+					],
+				}
+			: {}),
+		title: `pi-fold replay: ${basename(r.file)} (${r.settings.servedAs ?? r.model})`,
 	});
 }
 

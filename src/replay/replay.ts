@@ -14,7 +14,7 @@ import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from "../report/arm-report.ts";
 import type { PriceCard } from "../report/price-card.ts";
-import { type BudgetLimit, budgetWhy, servingBudget } from "../runtime/budget.ts";
+import { type BudgetLimit, budgetWhy, type PriceTierLimit, servingBudget } from "../runtime/budget.ts";
 import { parseOptions } from "../runtime/options.ts";
 import type { Thresholds } from "../runtime/thresholds.ts";
 import { RequestMeter } from "./measure.ts";
@@ -80,6 +80,8 @@ export interface ReplayResult {
 		/** Which limit set the budget (window, the model's price tier, --budget), and why, as status says it. */
 		budgetLimit: BudgetLimit;
 		budgetWhy: string;
+		/** The served model's first price tier, when it has one (drawn on the chart). */
+		priceTier?: PriceTierLimit;
 		thresholds: Thresholds;
 		reserveTokens: number;
 		keepRecentTokens: number;
@@ -267,6 +269,7 @@ export async function replaySession(
 			budgetSource: budget.source === "providerInputBudget" ? "--budget" : "model",
 			budgetLimit: budget.limit,
 			budgetWhy: budgetWhy(budget),
+			...(budget.tier ? { priceTier: budget.tier } : {}),
 			thresholds: settings.thresholds,
 			reserveTokens: native.reserveTokens,
 			keepRecentTokens: native.keepRecentTokens,
