@@ -8,10 +8,12 @@
 // tool results; at the end one user message asks for them (bench/lib/recall-agent.ts). Every request's
 // usage is what the faux provider reports (its common-prefix cache model); cost comes from a price card.
 //
-// Prints Markdown; writes bench/results/session.json and bench/results/session.svg (or --out-dir).
-// Flags (all optional): --stages N --seed N --window N --max-tokens N --reserve-tokens N
+// Two scenarios (bench/lib/session-scenarios.ts), both by default (--scenario equal|tiered|both): an
+// equal window with no price tier, and a 400,000 window with a 2x price tier above 272,000.
+// Prints Markdown; writes bench/results/session.json and .svg, session-tiered.json and .svg (or --out-dir).
+// Flags (all optional): --scenario S --stages N --seed N --window N --max-tokens N --reserve-tokens N
 // --keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR
-// --no-warmup. Defaults are all of Pi's and pi-fold's (see DEFAULTS_WHY).
+// --keep-sessions DIR --no-warmup. Defaults are all of Pi's and pi-fold's, per scenario.
 import { fileURLToPath } from "node:url";
 import { removeTempDirs } from "../test/helpers/pi-harness.ts";
 import { parseSessionArgs, runSessionCompare, SessionArgsError } from "./lib/session-compare.ts";
@@ -28,20 +30,22 @@ import {
 const RESULTS = fileURLToPath(new URL("./results/", import.meta.url));
 
 async function main(): Promise<void> {
-	const { options, outDir } = await parseSessionArgs(process.argv.slice(2));
-	const result = await runSessionCompare(options);
-	const sections = [
-		headerText(result),
-		tableText(result),
-		valuesText(result),
-		costText(result),
-		targetsText(result),
-		healthText(result),
-	];
-	console.log(sections.filter(Boolean).join("\n\n"));
+	const { scenarios, optionsFor, outDir } = await parseSessionArgs(process.argv.slice(2));
 	const command = `node bench/session.bench.ts ${process.argv.slice(2).join(" ")}`.trim();
-	const files = writeSessionFiles(result, outDir ?? RESULTS, command);
-	console.log(`\nwrote ${files.json}\nwrote ${files.svg}`);
+	for (const scenario of scenarios) {
+		const result = await runSessionCompare(optionsFor(scenario));
+		const sections = [
+			headerText(result),
+			tableText(result),
+			valuesText(result),
+			costText(result),
+			targetsText(result),
+			healthText(result),
+		];
+		console.log(sections.filter(Boolean).join("\n\n"));
+		const files = writeSessionFiles(result, outDir ?? RESULTS, command);
+		console.log(`\nwrote ${files.json}\nwrote ${files.svg}\n`);
+	}
 }
 
 try {

@@ -102,7 +102,7 @@ describe("/fold and /fold-status on a real session", () => {
 	it("/fold-status names the budget, occupancy, every mark with what it frees, pins and the counters", async () => {
 		const note = await command("/fold-status");
 		expect(note.type).toBe("info");
-		expect(note.message).toContain(`budget: ${BUDGET} tokens (providerInputBudget)`);
+		expect(note.message).toContain(`budget: ${BUDGET.toLocaleString("en-US")} tokens (providerInputBudget; window `);
 		expect(note.message).toMatch(/occupancy \(next request, calibrated\): \d+ tokens = [\d.]+% of the budget/);
 		for (const id of marks) expect(note.message).toMatch(new RegExp(`mark ${id}: .*frees ~\\d+ tokens`));
 		expect(note.message).toMatch(/^pins: 0 entries/m);

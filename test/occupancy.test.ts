@@ -1,4 +1,4 @@
-// Capacity accounting inside a real AgentSession: the serving budget, the estimate of each request
+// Capacity accounting inside a real AgentSession: the estimate of each request
 // calibrated by the usage the (faux) provider reports, and the thresholds' refusals.
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -14,12 +14,10 @@ import {
 	MAX_CALIBRATION_RATIO,
 	modelKey,
 	OccupancyMeter,
-	OUTPUT_RESERVE_SHARE,
 	occupancyOf,
 	promptTokensOf,
 	type RequestEstimate,
 	RequestMemo,
-	servingBudget,
 } from "../src/runtime/occupancy.ts";
 import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/runtime/thresholds.ts";
 import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
@@ -67,59 +65,6 @@ function digitsWorkload(steps: number) {
 	script.push(fauxAssistantMessage(fauxText("done")));
 	return script;
 }
-
-describe("serving budget", () => {
-	it("is the context window minus the model's maxTokens when that is under the cap", () => {
-		const b = servingBudget({ contextWindow: 128_000, maxTokens: 4096 });
-		expect(b).toEqual({ ok: true, budget: 128_000 - 4096, reserve: 4096, source: "model" });
-	});
-
-	it("caps the output reservation at a share of the window, and uses the cap when maxTokens is unknown", () => {
-		const window = 400_000;
-		const cap = Math.floor(window * OUTPUT_RESERVE_SHARE);
-		expect(servingBudget({ contextWindow: window, maxTokens: 128_000 })).toMatchObject({
-			budget: window - cap,
-			reserve: cap,
-		});
-		expect(servingBudget({ contextWindow: window })).toMatchObject({ budget: window - cap, reserve: cap });
-		expect(servingBudget({ contextWindow: window, maxTokens: 0 })).toMatchObject({ budget: window - cap });
-	});
-
-	it("is providerInputBudget when given, whatever the model says", () => {
-		expect(servingBudget({ contextWindow: 128_000, maxTokens: 4096 }, 50_000)).toEqual({
-			ok: true,
-			budget: 50_000,
-			reserve: 0,
-			source: "providerInputBudget",
-		});
-		expect(servingBudget(undefined, 50_000)).toMatchObject({ ok: true, budget: 50_000 });
-	});
-
-	it("refuses what cannot be a budget, with the reason", () => {
-		expect(servingBudget({ contextWindow: 128_000 }, 0)).toMatchObject({
-			ok: false,
-			reason: expect.stringContaining("providerInputBudget"),
-		});
-		expect(servingBudget({ contextWindow: 128_000 }, 1.5)).toMatchObject({ ok: false });
-		expect(servingBudget({ contextWindow: 0 })).toMatchObject({
-			ok: false,
-			reason: expect.stringContaining("context window"),
-		});
-		expect(servingBudget(undefined)).toMatchObject({ ok: false, reason: expect.stringContaining("no model") });
-	});
-
-	it("follows the session's real model", async () => {
-		const h = await makeSession({ contextWindow: 32_000, maxTokens: 3_000 });
-		try {
-			const model = h.session.model;
-			expect(model).toBeDefined();
-			expect(servingBudget(model)).toMatchObject({ ok: true, budget: 32_000 - 3_000, reserve: 3_000 });
-			expect(servingBudget(model, 20_000)).toMatchObject({ ok: true, budget: 20_000 });
-		} finally {
-			h.dispose();
-		}
-	});
-});
 
 describe("estimating and calibrating requests in an AgentSession", () => {
 	it("calibration pulls each estimate toward the usage the provider then reports", async () => {

@@ -13,6 +13,8 @@ import { parseArgs } from "../src/replay/args.ts";
 import { progressBar } from "../src/replay/progress.ts";
 import { fitHiddenPrefix } from "../src/replay/provider-tokens.ts";
 import { type PolicyResult, type ReplayResult, replayFile } from "../src/replay/replay.ts";
+import { summarizeArm } from "../src/report/arm-report.ts";
+import { cardOfModel, type PriceCard } from "../src/report/price-card.ts";
 import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "./helpers/fixture.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
 import { makeSession, piEnv, removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
@@ -38,6 +40,9 @@ const FOLD_WINDOW = FOLD_RESERVE + 6_000;
 const NATIVE_WINDOW = 16_000;
 const NATIVE_RESERVE = 4_000;
 const NATIVE_KEEP = 3_000;
+
+/** anthropic/claude-opus-4-5 in Pi 1.6's catalog ($ per M tokens). */
+const OPUS_COST = { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 };
 
 const promptOf = (m: AssistantMessage) => m.usage.input + m.usage.cacheRead + m.usage.cacheWrite;
 
@@ -248,11 +253,46 @@ describe("the real Pi session fixture", () => {
 			// Managing the window at all saves most of an unmanaged session's tokens.
 			expect(fold.totalTokens).toBeLessThan(none.totalTokens);
 			expect(native.totalTokens).toBeLessThan(none.totalTokens);
+			// Priced as Pi's catalog prices the recorded model (it has no price tier).
+			expect(result.settings.prices).toEqual([
+				expect.objectContaining({ model: "anthropic/claude-opus-4-5", requests: assistants, source: "catalog" }),
+			]);
+			const card = cardOfModel({ provider: "anthropic", id: "claude-opus-4-5", cost: OPUS_COST }) as PriceCard;
+			expect(fold.cost).toBeCloseTo(summarizeArm("x", foldPolicy.records, card).cost, 9);
 			// The issue's target (pi-fold cost <= 0.85x native, total tokens <= 1.0x) is reported, not asserted.
 			console.log(
 				`fixture: pi-fold/native cost ${(fold.cost / native.cost).toFixed(3)}x, total tokens ` +
 					`${(fold.totalTokens / native.totalTokens).toFixed(3)}x; pi-fold ${foldPolicy.events.length} commits, ` +
 					`peak ${fold.peakPromptTokens}, fence ${result.fenced}, ${foldPolicy.problems.length} problems`,
+			);
+		},
+	);
+	it.skipIf(!hasFixture)(
+		"replayed as a model with a 2x price tier far below its window: pi-fold stays under the tier, native does not",
+		{ timeout: 600_000 },
+		async () => {
+			const result = await replayFile(FIXTURE_SESSION, core, {
+				model: { provider: "opencode", id: "gpt-5.5" },
+				window: 400_000,
+			});
+			expect(result.settings).toMatchObject({
+				servedAs: "opencode/gpt-5.5",
+				budget: 272_000,
+				budgetLimit: "price tier",
+				budgetWhy: "price tier: 2x above 272,000; window 400,000",
+			});
+			expect(result.settings.prices.every((p) => p.source === "catalog" && p.pricedAs === "opencode/gpt-5.5")).toBe(
+				true,
+			);
+			const [fold, native] = result.arms;
+			const above = (name: PolicyResult["name"]) => policy(result, name).prompts.filter((t) => t > 272_000).length;
+			expect(above("pi-fold")).toBe(0);
+			expect(above("native")).toBeGreaterThan(0);
+			expect(policy(result, "pi-fold").rewrites.unattributed).toBe(0);
+			console.log(
+				`fixture as opencode/gpt-5.5 (window 400,000, 2x above 272,000): pi-fold/native cost ` +
+					`${(fold.cost / native.cost).toFixed(3)}x, total tokens ${(fold.totalTokens / native.totalTokens).toFixed(3)}x; ` +
+					`requests above the tier: pi-fold ${above("pi-fold")}, native ${above("native")}`,
 			);
 		},
 	);
@@ -393,7 +433,11 @@ describe("the CLI", () => {
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout).toContain("| total tokens |");
 		expect(r.stdout).toContain("pi-fold / native");
-		expect(r.stdout).toContain(`pi-fold budget ${FOLD_BUDGET.toLocaleString("en-US")} (--budget)`);
+		expect(r.stdout).toContain(`pi-fold budget ${FOLD_BUDGET.toLocaleString("en-US")} (providerInputBudget; window `);
+		// The faux model is not in Pi's catalog: the default card prices it, and the report says so.
+		expect(r.stdout).toMatch(
+			/prices for pi-fold-faux\/faux-1 \(\d+ requests\): not in Pi's catalog \(or no cost there\): the default card: default \(/,
+		);
 		expect(r.stdout).toContain(`pi-fold: ${rec.commits} commits, first carried by request ${rec.rewritten.join(", ")}`);
 		expect(r.stderr).toBe(""); // not a terminal: no progress bar
 	});
@@ -413,6 +457,28 @@ describe("the CLI", () => {
 		const bad = join(tempDir("replay-card"), "bad.json");
 		writeFileSync(bad, JSON.stringify({ input: -1, cacheRead: 0, output: 1 }));
 		expectRefused(await cli([...base, "--price-card", bad]), bad, "input");
+	});
+
+	it("--model replays as a catalog model: its price tier sets pi-fold's budget and its prices the cost", async () => {
+		const svg = join(tempDir("replay-model"), "chart.svg");
+		const r = await cli(["replay", rec.file, "--json", "--model", "google/gemini-2.5-pro", "--svg", svg]);
+		expect(r.code, r.stderr).toBe(0);
+		const json = JSON.parse(r.stdout) as ReplayResult;
+		expect(json.settings).toMatchObject({
+			servedAs: "google/gemini-2.5-pro",
+			window: 1_048_576,
+			windowSource: "catalog",
+			budget: 200_000,
+			budgetLimit: "price tier",
+		});
+		expect(json.settings.prices).toEqual([
+			expect.objectContaining({ model: "pi-fold-faux/faux-1", source: "catalog", pricedAs: "google/gemini-2.5-pro" }),
+		]);
+		expect(json.settings.priceCard).toMatch(/^google\/gemini-2\.5-pro's own cost \(\$1\.25 in/);
+		expect(readFileSync(svg, "utf8")).toContain("price tier: 2x above 200,000");
+		const unknown = await cli(["replay", rec.file, "--model", "acme/nothing-9"]);
+		expect(unknown.code).toBe(1);
+		expect(unknown.stderr).toContain("--model acme/nothing-9 is not in Pi's model catalog");
 	});
 
 	it("the built bin (dist/cli) runs the same replay", async () => {
@@ -442,6 +508,9 @@ describe("pieces", () => {
 			args: { file: "s.jsonl", window: 100, budget: 80, json: true, progress: false },
 		});
 		expect(parseArgs(["--help"])).toEqual({ kind: "help" });
+		expect(parseArgs(["replay", "s.jsonl", "--model=openrouter/qwen/qwen3-coder-flash"])).toMatchObject({
+			args: { model: { provider: "openrouter", id: "qwen/qwen3-coder-flash" } },
+		});
 		const errors = [
 			[[], "no command"],
 			[["fold", "s.jsonl"], "unknown command"],
@@ -451,6 +520,8 @@ describe("pieces", () => {
 			[["replay", "a", "--budget", "0"], "positive whole number"],
 			[["replay", "a", "--wat"], "unknown option --wat"],
 			[["replay", "a", "--json=yes"], "takes no value"],
+			[["replay", "a", "--model", "gpt-5.5"], "--model needs provider/id"],
+			[["replay", "a", "--model"], "--model needs provider/id"],
 		] as const;
 		for (const [argv, message] of errors) {
 			const r = parseArgs(argv);

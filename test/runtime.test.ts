@@ -290,11 +290,20 @@ describe("the runtime folds a real session by itself", () => {
 
 	it("status reports the runtime's state", () => {
 		const status = run.rt.status();
-		expect(status.budget).toEqual({ ok: true, tokens: BUDGET, source: "providerInputBudget" });
+		expect(status.budget).toMatchObject({
+			ok: true,
+			tokens: BUDGET,
+			source: "providerInputBudget",
+			limit: "providerInputBudget",
+			window: CONTEXT_WINDOW,
+			model: "pi-fold-faux/faux-1",
+		});
 		expect(status.roots.map((r) => r.id)).toEqual(run.rt.lattice?.visibleRoots());
 		expect(status.pendingMarks.map((m) => m.id)).toEqual(run.rt.lattice?.pending().map((f) => f.id));
 		const text = runtimeLines(status).join("\n");
-		expect(text).toContain(`budget: ${BUDGET} tokens (providerInputBudget)`);
+		expect(text).toContain(
+			`budget: ${BUDGET.toLocaleString("en-US")} tokens (providerInputBudget; window ${CONTEXT_WINDOW.toLocaleString("en-US")}), model pi-fold-faux/faux-1`,
+		);
 		expect(text).toContain(`attributed (commit ${status.commits.length},`);
 		expect(text).toContain("+ 0 unattributed");
 		expect(text).toContain(`${status.compaction.thresholdCancelled} threshold requests cancelled`);

@@ -170,7 +170,7 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 			expect(m.freed).toBeGreaterThan(0);
 		}
 		for (const root of details.runtime?.roots ?? []) expect(text).toContain(`${root.id} ${root.kind}: `);
-		expect(text).toMatch(/budget: 14000 tokens/);
+		expect(text).toContain("budget: 14,000 tokens (providerInputBudget");
 		expect(text).toMatch(/thresholds: commit at 80\.0%, fold down to 40\.0%/);
 		expect(text).toMatch(/rewrites: \d+ requests = .* \+ 0 unattributed/);
 	});
@@ -198,7 +198,7 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 			const r = resultOf(agent, id);
 			expect(r.isError, id).toBe(true);
 			const m =
-				/would add ~(\d+) tokens: the next request would be ~(\d+) > the budget of (\d+) tokens \(now ~(\d+)\)/.exec(
+				/would add ~(\d+) tokens: the next request would be ~(\d+) > the budget of (\d+) tokens \(now ~(\d+); budget: providerInputBudget[^)]*\)/.exec(
 					textOf(r),
 				);
 			expect(m, textOf(r)).not.toBeNull();
@@ -210,7 +210,7 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 		}
 		// The staged expand of the first child counts: the refusal's "now" is where that expand lands.
 		const firstDone = detailsOf<{ result: { next: number } }>(agent, "expand-first").result.next;
-		const now = Number(/\(now ~(\d+)\)/.exec(resultText(agent, "expand-large"))?.[1]);
+		const now = Number(/\(now ~(\d+);/.exec(resultText(agent, "expand-large"))?.[1]);
 		expect(now).toBe(firstDone);
 		// Every accepted expand kept the next request within the budget, measured once it was sent.
 		for (const id of ["expand-parent", "expand-first"]) {

@@ -202,7 +202,7 @@ describe("the window composition of a real session, and the bar drawn from it", 
 
 	it("the bar is set at session start and at boundaries, one line within the width, from the runtime's figures", () => {
 		expect(atSessionStart.map((w) => w.key)).toEqual([FOLD_BAR_KEY]);
-		expect(atSessionStart[0].lines?.[0]).toMatch(/^pi-fold ▕ +▏ 0% of 14k · raw 0$/);
+		expect(atSessionStart[0].lines?.[0]).toMatch(/^pi-fold ▕ +▏ 0% of 14k \(providerInputBudget\) · raw 0$/);
 		for (const w of widgets) {
 			expect(w.key).toBe(FOLD_BAR_KEY);
 			for (const line of w.lines ?? []) expect(line.length).toBeLessThanOrEqual(MAX_LINE_WIDTH);
@@ -211,7 +211,9 @@ describe("the window composition of a real session, and the bar drawn from it", 
 			const { composition: c, turn } = b;
 			const line = b.bar?.join("\n") ?? "";
 			const share = (c.occupancy?.tokens ?? 0) / BUDGET;
-			expect(line, `turn ${turn}`).toContain(`▏ ${Math.round(share * 100)}% of ${formatTokens(BUDGET)} · `);
+			expect(line, `turn ${turn}`).toContain(
+				`▏ ${Math.round(share * 100)}% of ${formatTokens(BUDGET)} (providerInputBudget) · `,
+			);
 			const folded = c.counts.visibleFolds - c.counts.deepFolds;
 			if (folded > 0) expect(line, `turn ${turn}`).toMatch(new RegExp(`folded [0-9.]+k? \\(${folded}\\)`));
 			else expect(line, `turn ${turn}`).not.toContain("folded");
@@ -366,7 +368,9 @@ describe("in Pi's RPC mode (the real CLI)", () => {
 			for (const line of b.text.split("\n")) expect(line.length).toBeLessThanOrEqual(MAX_LINE_WIDTH);
 		// Plain text for RPC clients: no escape codes.
 		for (const b of bars) expect(b.text).not.toContain("\x1b");
-		expect(bars[0].text).toMatch(new RegExp(`^pi-fold ▕ +▏ 0% of ${formatTokens(UI_HOST_BUDGET)} · raw 0$`));
+		expect(bars[0].text).toMatch(
+			new RegExp(`^pi-fold ▕ +▏ 0% of ${formatTokens(UI_HOST_BUDGET)} \\(providerInputBudget\\) · raw 0$`),
+		);
 		// Per turn, in record order: the bar set by the turn_end handlers, then the entries the
 		// boundary appends (a commit's edits and receipt), then the turn_end event.
 		const turns: { bar?: string; commit: boolean }[] = [{ commit: false }];

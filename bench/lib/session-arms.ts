@@ -8,11 +8,13 @@
 // Accounting is what the provider itself reports: the faux provider's stream is wrapped so every
 // request's final usage (input / cacheRead / cacheWrite from its common-prefix cache model, output) is
 // recorded as it completes — work requests, the recall phase and Pi's summary requests alike.
+
+import { copyFileSync } from "node:fs";
 import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index.ts";
 import { type RequestRecord, usageFromProvider } from "../../src/report/arm-report.ts";
-import { makeSession, type TestSession } from "../../test/helpers/pi-harness.ts";
+import { type FauxCost, makeSession, type TestSession } from "../../test/helpers/pi-harness.ts";
 import {
 	isSummaryRequest,
 	WORKLOAD_PROMPT,
@@ -38,6 +40,10 @@ export interface ArmConfig {
 	root?: string;
 	/** pi-fold's options in the pi-fold arm (default {}: the defaults) */
 	piFoldOptions?: PiFoldOptions;
+	/** the faux model's catalog cost (price tiers included), as Pi's catalog declares one */
+	cost?: FauxCost;
+	/** copy the arm's session file here when it is done (for `pi-fold replay`) */
+	keepSessionAs?: string;
 }
 
 /** What one request was, for the report: a workload stage, Pi's summary, or the recall phase. */
@@ -110,6 +116,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		persist: true,
 		contextWindow: cfg.contextWindow,
 		maxTokens: cfg.maxTokens,
+		...(cfg.cost ? { cost: cfg.cost } : {}),
 		settings,
 		extensions,
 	});
@@ -135,6 +142,8 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		const wallMs = performance.now() - t0;
 		await settled(records, h.captured.length);
 
+		const sessionFile = h.session.sessionManager.getSessionFile();
+		if (cfg.keepSessionAs && sessionFile) copyFileSync(sessionFile, cfg.keepSessionAs);
 		const branch = h.session.sessionManager.getBranch();
 		const rt = fold?.runtime.get();
 		if (arm === "pi-fold" && !rt) throw new Error(`pi-fold arm: no runtime (${fold?.runtime.reason()})`);

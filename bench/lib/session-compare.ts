@@ -7,15 +7,25 @@
 // The fresh-input floor: every message appended to the conversation is written to the provider's cache
 // once, whatever the policy. "none" pays exactly that (it never rewrites anything), so its fresh input is
 // the least any policy pays on this workload, and a fresh-input target below it is out of reach.
-import { resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { SettingsManager } from "@earendil-works/pi-coding-agent";
 import { type ArmReport, type RequestRecord, summarizeArm } from "../../src/report/arm-report.ts";
 import { costOf, DEFAULT_PRICE_CARD, loadPriceCardFile, type PriceCard } from "../../src/report/price-card.ts";
+import { firstPriceTier, type PriceTierLimit } from "../../src/runtime/budget.ts";
+import type { FauxCost } from "../../test/helpers/pi-harness.ts";
 import { WORKLOAD_ROOT } from "../../test/helpers/workload.ts";
 import { machineNotes } from "./harness.ts";
 import { type PlantedValue, plantValues, type ValueReport } from "./recall-agent.ts";
 import { type ArmConfig, type ArmName, type ArmRun, runArm } from "./session-arms.ts";
+import {
+	SCENARIO_NAMES,
+	SCENARIOS,
+	type ScenarioName,
+	type ScenarioTargets,
+	scenarioCard,
+} from "./session-scenarios.ts";
 
 /** Values planted at full scale (fewer when the run has fewer stages). */
 export const VALUES = 8;
@@ -23,29 +33,14 @@ const WARMUP_STAGES = 8;
 /** Report order: the two policies compared, then the unmanaged floor. */
 export const ARMS: readonly ArmName[] = ["pi-fold", "native", "none"];
 
-/**
- * Defaults: all of Pi's (window 100k, Pi's compaction settings, pi-fold's default options), so every
- * arm serves the same window. Pi's dist/ has mostly small files: reads of 400-2000 lines (Pi's read
- * tool returns up to 2000) make 64 stages large enough for native compaction to fire at least twice.
- */
-export const SESSION_DEFAULTS = {
-	stages: 64,
-	seed: 7,
-	window: 100_000,
-	maxTokens: 4096,
-	readLines: "400-2000",
-	summaryChars: 6000,
-};
+/** The first scenario's defaults (session-scenarios.ts): all of Pi's and pi-fold's, on a 100k window. */
+export const SESSION_DEFAULTS = SCENARIOS.equal.defaults;
 
-export const DEFAULTS_WHY =
-	"The defaults are Pi's and pi-fold's own: a 100,000-token window, Pi's compaction settings and pi-fold's " +
-	"default options, so both policies serve the same window (an earlier setup lowered Pi's threshold to half a 200k " +
-	"window for native only: not like for like). Reads of 400-2000 lines make 64 stages large enough for " +
-	"native compaction to fire at least twice. Any flag still overrides (e.g. --window 200000 --reserve-tokens 100000).";
+export const DEFAULTS_WHY = SCENARIOS.equal.why;
 
 /** True when the run uses every default setting (the flags that only pick outputs, seed or price card aside). */
 export function usesDefaults(o: SessionOptions): boolean {
-	const d = SESSION_DEFAULTS;
+	const d = SCENARIOS[o.scenario].defaults;
 	return (
 		o.stages === d.stages &&
 		o.window === d.window &&
@@ -58,15 +53,11 @@ export function usesDefaults(o: SessionOptions): boolean {
 	);
 }
 
-export const TARGETS = {
-	costRatio: 0.85,
-	freshInputRatio: 0.7,
-	totalTokensRatio: 1.0,
-	peakShareOfBudget: 0.85,
-	nativeCompactions: 2,
-};
+/** The first scenario's targets (each scenario has its own: session-scenarios.ts). */
+export const TARGETS = SCENARIOS.equal.targets;
 
 export interface SessionOptions {
+	scenario: ScenarioName;
 	stages: number;
 	seed: number;
 	window: number;
@@ -80,6 +71,10 @@ export interface SessionOptions {
 	card: PriceCard;
 	/** run a short unreported pass of every arm first (module loading, Wasm instantiation, V8 tiers) */
 	warmup: boolean;
+	/** the faux model's catalog cost (the scenario's), price tiers included */
+	cost?: FauxCost;
+	/** a directory to copy each arm's session file into, as <scenario>-<arm>.jsonl (for `pi-fold replay`) */
+	keepSessions?: string;
 }
 
 export class SessionArgsError extends Error {
@@ -87,8 +82,9 @@ export class SessionArgsError extends Error {
 }
 
 export const SESSION_FLAGS_HELP =
-	"--stages N --seed N --window N --max-tokens N --reserve-tokens N --keep-recent-tokens N " +
-	"--read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR --no-warmup";
+	"--scenario equal|tiered|both --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
+	"--keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR " +
+	"--keep-sessions DIR --no-warmup";
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
 	if (raw === undefined) return fallback;
@@ -113,13 +109,24 @@ function readLinesFlag(raw: string): { min: number; max: number } {
 	return { min, max };
 }
 
+export interface SessionArgs {
+	/** The options of the first scenario to run. */
+	options: SessionOptions;
+	/** The scenarios to run (--scenario; default: both), and each one's options. */
+	scenarios: ScenarioName[];
+	optionsFor(scenario: ScenarioName): SessionOptions;
+	outDir?: string;
+}
+
 /** Options from command-line flags (see SESSION_FLAGS_HELP); throws SessionArgsError naming the bad flag. */
-export async function parseSessionArgs(argv: readonly string[]): Promise<{ options: SessionOptions; outDir?: string }> {
+export async function parseSessionArgs(argv: readonly string[]): Promise<SessionArgs> {
 	let flags: Record<string, string | boolean | undefined>;
 	try {
 		flags = parseArgs({
 			args: [...argv],
 			options: {
+				scenario: { type: "string" },
+				"keep-sessions": { type: "string" },
 				stages: { type: "string" },
 				seed: { type: "string" },
 				window: { type: "string" },
@@ -140,35 +147,56 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<{ optio
 		throw new SessionArgsError(`${(e as Error).message} (flags: ${SESSION_FLAGS_HELP})`);
 	}
 	const str = (k: string) => flags[k] as string | undefined;
-	let card = DEFAULT_PRICE_CARD;
+	const which = str("scenario") ?? "both";
+	const scenarios = which === "both" ? [...SCENARIO_NAMES] : SCENARIO_NAMES.filter((n) => n === which);
+	if (scenarios.length === 0) {
+		throw new SessionArgsError(`--scenario must be ${SCENARIO_NAMES.join(", ")} or both, got "${which}"`);
+	}
+	let given: PriceCard | undefined;
 	const cardFile = str("price-card");
 	if (cardFile !== undefined) {
 		try {
-			card = await loadPriceCardFile(cardFile);
+			given = await loadPriceCardFile(cardFile);
 		} catch (e) {
 			throw new SessionArgsError((e as Error).message);
 		}
 	}
-	const options: SessionOptions = {
-		stages: wholeNumber("stages", str("stages"), SESSION_DEFAULTS.stages),
-		seed: wholeNumber("seed", str("seed"), SESSION_DEFAULTS.seed, 0),
-		window: wholeNumber("window", str("window"), SESSION_DEFAULTS.window, 1000),
-		maxTokens: wholeNumber("max-tokens", str("max-tokens"), SESSION_DEFAULTS.maxTokens),
-		reserveTokens: optionalWhole("reserve-tokens", str("reserve-tokens"), 0),
-		keepRecentTokens: optionalWhole("keep-recent-tokens", str("keep-recent-tokens"), 0),
-		readLines: readLinesFlag(str("read-lines") ?? SESSION_DEFAULTS.readLines),
-		root: str("root") ? resolve(str("root") as string) : WORKLOAD_ROOT,
-		summaryChars: wholeNumber("summary-chars", str("summary-chars"), SESSION_DEFAULTS.summaryChars),
-		card,
-		warmup: flags["no-warmup"] !== true,
+	const keep = str("keep-sessions");
+	const optionsFor = (name: ScenarioName): SessionOptions => {
+		const scenario = SCENARIOS[name];
+		const d = scenario.defaults;
+		const options: SessionOptions = {
+			scenario: name,
+			stages: wholeNumber("stages", str("stages"), d.stages),
+			seed: wholeNumber("seed", str("seed"), d.seed, 0),
+			window: wholeNumber("window", str("window"), d.window, 1000),
+			maxTokens: wholeNumber("max-tokens", str("max-tokens"), d.maxTokens),
+			reserveTokens: optionalWhole("reserve-tokens", str("reserve-tokens"), 0),
+			keepRecentTokens: optionalWhole("keep-recent-tokens", str("keep-recent-tokens"), 0),
+			readLines: readLinesFlag(str("read-lines") ?? d.readLines),
+			root: str("root") ? resolve(str("root") as string) : WORKLOAD_ROOT,
+			summaryChars: wholeNumber("summary-chars", str("summary-chars"), d.summaryChars),
+			// A given card overrides; else the scenario model's own cost prices it, else the default card.
+			card: given ?? scenarioCard(scenario) ?? DEFAULT_PRICE_CARD,
+			warmup: flags["no-warmup"] !== true,
+			...(scenario.cost ? { cost: scenario.cost } : {}),
+			...(keep !== undefined ? { keepSessions: resolve(keep) } : {}),
+		};
+		if (options.reserveTokens !== undefined && options.reserveTokens >= options.window) {
+			throw new SessionArgsError(
+				`--reserve-tokens (${options.reserveTokens}) must be below --window (${options.window}): Pi would compact before every request`,
+			);
+		}
+		return options;
 	};
-	if (options.reserveTokens !== undefined && options.reserveTokens >= options.window) {
-		throw new SessionArgsError(
-			`--reserve-tokens (${options.reserveTokens}) must be below --window (${options.window}): Pi would compact before every request`,
-		);
-	}
+	const all = new Map(scenarios.map((n) => [n, optionsFor(n)]));
 	const outDir = str("out-dir");
-	return { options, ...(outDir !== undefined ? { outDir: resolve(outDir) } : {}) };
+	return {
+		options: all.get(scenarios[0]) as SessionOptions,
+		scenarios,
+		optionsFor: (n) => all.get(n) ?? optionsFor(n),
+		...(outDir !== undefined ? { outDir: resolve(outDir) } : {}),
+	};
 }
 
 /** Dollars by token class (each request priced at its own tier). */
@@ -210,9 +238,13 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const usd = (x: number) => `$${x.toFixed(4)}`;
 const signedUsd = (x: number) => (x < 0 ? `-${usd(-x)}` : `+${usd(x)}`);
 
-export function floorAnalysis(fold: ArmReport, native: ArmReport, none: ArmReport): FloorAnalysis {
+export function floorAnalysis(
+	fold: ArmReport,
+	native: ArmReport,
+	none: ArmReport,
+	r = SCENARIOS.equal.targets.freshInputRatio as number,
+): FloorAnalysis {
 	const floor = none.freshInput;
-	const r = TARGETS.freshInputRatio;
 	const target = r * native.freshInput;
 	const reachable = target >= floor;
 	const nativeAbove = native.freshInput - floor;
@@ -269,6 +301,9 @@ export interface SessionResult {
 	compaction: { reserveTokens: number; keepRecentTokens: number; threshold: number; piDefaults: boolean };
 	/** pi-fold's serving budget */
 	budget: number;
+	/** the model's first price tier, and each arm's requests above it (the tiered scenario) */
+	tier?: PriceTierLimit;
+	aboveTier?: Record<ArmName, number>;
 	runs: Record<ArmName, ArmRun>;
 	reports: Record<ArmName, ArmReport>;
 	costs: Record<ArmName, CostParts>;
@@ -326,6 +361,11 @@ function meanContext(run: ArmRun): number {
 	return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
+/** Requests (work, recall and summaries) whose prompt passed the tier: billed at its rates, whole. */
+export function aboveTier(run: ArmRun, tier: PriceTierLimit | undefined): number {
+	return tier ? run.records.filter((x) => x.promptTokens > tier.above).length : 0;
+}
+
 function targetsOf(
 	r: Record<ArmName, ArmReport>,
 	costs: Record<ArmName, CostParts>,
@@ -333,6 +373,8 @@ function targetsOf(
 	runs: Record<ArmName, ArmRun>,
 	budget: number,
 	card: PriceCard,
+	t: ScenarioTargets,
+	tier: PriceTierLimit | undefined,
 ): TargetResult[] {
 	const f = r["pi-fold"];
 	const n = r.native;
@@ -349,11 +391,11 @@ function targetsOf(
 	};
 	const fc = costs["pi-fold"];
 	const nc = costs.native;
-	ratioTarget("cost, pi-fold / native", ratioOf(f.cost, n.cost), TARGETS.costRatio, () => {
+	ratioTarget("cost, pi-fold / native", ratioOf(f.cost, n.cost), t.costRatio, () => {
 		const floorCost = floor.floor * card.base.cacheWrite * 1e-6;
 		const saved = n.cost - f.cost;
 		return (
-			`the target needs pi-fold to cost ${usd((1 - TARGETS.costRatio) * n.cost)} less than native; it costs ` +
+			`the target needs pi-fold to cost ${usd((1 - t.costRatio) * n.cost)} less than native; it costs ` +
 			`${saved >= 0 ? `${usd(saved)} less` : `${usd(-saved)} more`}. Native minus pi-fold by token class: cache reads ` +
 			`${signedUsd(nc.cacheRead - fc.cacheRead)} (mean request context ${int(meanContext(runs["pi-fold"]))} vs ` +
 			`${int(meanContext(runs.native))} tokens), output ${signedUsd(nc.output - fc.output)}, fresh input ` +
@@ -361,24 +403,28 @@ function targetsOf(
 			`price, plus re-sent context: pi-fold ${usd(fc.freshInput - floorCost)}, native ${usd(nc.freshInput - floorCost)})`
 		);
 	});
-	ratioTarget("fresh input, pi-fold / native", ratioOf(f.freshInput, n.freshInput), TARGETS.freshInputRatio, () => {
-		// Split at the recall question: the workload (with its commits or compactions) and the recall phase.
-		const floorPhases = freshByPhase(runs.none);
-		const above = (arm: ArmName, events: number | undefined, what: string) => {
-			const p = freshByPhase(runs[arm]);
-			const work = p.work - floorPhases.work;
-			const each = events ? `, ${int(work / events)} per ${what} over ${events} ${what}${events === 1 ? "" : "s"}` : "";
-			return `${int(work)} in the workload${each}, ${int(p.recall - floorPhases.recall)} in the recall phase`;
-		};
-		return (
-			`${floor.verdict}. Above the floor, pi-fold sends ${above("pi-fold", f.commits, "commit")}; ` +
-			`native ${above("native", n.compactions, "compaction")}`
-		);
-	});
+	const freshRatio = t.freshInputRatio;
+	if (freshRatio !== undefined)
+		ratioTarget("fresh input, pi-fold / native", ratioOf(f.freshInput, n.freshInput), freshRatio, () => {
+			// Split at the recall question: the workload (with its commits or compactions) and the recall phase.
+			const floorPhases = freshByPhase(runs.none);
+			const above = (arm: ArmName, events: number | undefined, what: string) => {
+				const p = freshByPhase(runs[arm]);
+				const work = p.work - floorPhases.work;
+				const each = events
+					? `, ${int(work / events)} per ${what} over ${events} ${what}${events === 1 ? "" : "s"}`
+					: "";
+				return `${int(work)} in the workload${each}, ${int(p.recall - floorPhases.recall)} in the recall phase`;
+			};
+			return (
+				`${floor.verdict}. Above the floor, pi-fold sends ${above("pi-fold", f.commits, "commit")}; ` +
+				`native ${above("native", n.compactions, "compaction")}`
+			);
+		});
 	ratioTarget(
 		"total tokens, pi-fold / native",
 		ratioOf(f.totalTokens, n.totalTokens),
-		TARGETS.totalTokensRatio,
+		t.totalTokensRatio,
 		() =>
 			`pi-fold ${int(f.totalTokens)} tokens (${pct(ratioOf(f.cacheRead, f.totalTokens))} cache reads), native ` +
 			`${int(n.totalTokens)} (${pct(ratioOf(n.cacheRead, n.totalTokens))} cache reads); mean request context ` +
@@ -387,7 +433,7 @@ function targetsOf(
 	ratioTarget(
 		"pi-fold peak request context / budget",
 		ratioOf(f.peakPromptTokens, budget),
-		TARGETS.peakShareOfBudget,
+		t.peakShareOfBudget,
 		() => `pi-fold's largest request carried ${int(f.peakPromptTokens)} tokens of a ${int(budget)}-token budget`,
 	);
 	const unattributed = f.rewrites?.unattributed ?? Number.NaN;
@@ -408,20 +454,47 @@ function targetsOf(
 		met: recoverable === values.length,
 		...(lost.length === 0 ? {} : { note: `lost: ${lost.map((v) => `stage ${v.stage} (${v.outcome})`).join(", ")}` }),
 	});
+	if (tier && t.piFoldAboveTier !== undefined) {
+		const over = aboveTier(runs["pi-fold"], tier);
+		out.push({
+			what: `pi-fold requests above the price tier (${int(tier.above)})`,
+			measured: over,
+			needed: `= ${t.piFoldAboveTier}`,
+			met: over === t.piFoldAboveTier,
+			...(over === t.piFoldAboveTier
+				? {}
+				: { note: `pi-fold's budget was ${int(budget)}: a request above the tier means it did not bind` }),
+		});
+	}
 	const compactions = runs.native.compactions;
-	out.push({
-		what: "native compactions (setup)",
-		measured: compactions,
-		needed: `>= ${TARGETS.nativeCompactions}`,
-		met: compactions >= TARGETS.nativeCompactions,
-		...(compactions >= TARGETS.nativeCompactions
-			? {}
-			: {
-					note:
-						`native compacted ${compactions} time(s): the session is too short to show compaction's cost ` +
-						"(more --stages or --read-lines, or a smaller --window)",
-				}),
-	});
+	const wanted = t.nativeCompactions;
+	if (wanted !== undefined) {
+		out.push({
+			what: "native compactions (setup)",
+			measured: compactions,
+			needed: `>= ${wanted}`,
+			met: compactions >= wanted,
+			...(compactions >= wanted
+				? {}
+				: {
+						note:
+							`native compacted ${compactions} time(s): the session is too short to show compaction's cost ` +
+							"(more --stages or --read-lines, or a smaller --window)",
+					}),
+		});
+	}
+	if (tier && t.nativeAboveTier !== undefined) {
+		const over = aboveTier(runs.native, tier);
+		out.push({
+			what: "native requests above the price tier (setup)",
+			measured: over,
+			needed: `>= ${t.nativeAboveTier}`,
+			met: over >= t.nativeAboveTier,
+			...(over >= t.nativeAboveTier
+				? {}
+				: { note: "native never passed the tier: the session is too short to show the surcharge (more --stages)" }),
+		});
+	}
 	return out;
 }
 
@@ -451,14 +524,19 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 		summaryChars: o.summaryChars,
 		readLines: o.readLines,
 		root: o.root,
+		...(o.cost ? { cost: o.cost } : {}),
 	};
+	if (o.keepSessions) mkdirSync(o.keepSessions, { recursive: true });
 	if (o.warmup) {
 		const stages = Math.min(WARMUP_STAGES, o.stages);
 		const warm = { ...cfg, stages, values: plantValues(stages, Math.min(VALUES, stages), o.seed) };
 		for (const arm of ARMS) await runArm(arm, warm);
 	}
 	const runs = {} as Record<ArmName, ArmRun>;
-	for (const arm of ARMS) runs[arm] = await runArm(arm, cfg);
+	for (const arm of ARMS) {
+		const keep = o.keepSessions ? { keepSessionAs: join(o.keepSessions, `${o.scenario}-${arm}.jsonl`) } : {};
+		runs[arm] = await runArm(arm, { ...cfg, ...keep });
+	}
 	const reports = {} as Record<ArmName, ArmReport>;
 	const costs = {} as Record<ArmName, CostParts>;
 	for (const arm of ARMS) {
@@ -467,6 +545,8 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 	}
 	const budget = runs["pi-fold"].fold?.budget ?? o.window - o.maxTokens;
 	const floor = floorAnalysis(reports["pi-fold"], reports.native, reports.none);
+	const scenario = SCENARIOS[o.scenario];
+	const tier = firstPriceTier(o.cost);
 	return {
 		options: o,
 		machine: machineNotes(),
@@ -483,7 +563,13 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 		reports,
 		costs,
 		floor,
-		targets: targetsOf(reports, costs, floor, runs, budget, o.card),
+		...(tier
+			? {
+					tier,
+					aboveTier: Object.fromEntries(ARMS.map((a) => [a, aboveTier(runs[a], tier)])) as Record<ArmName, number>,
+				}
+			: {}),
+		targets: targetsOf(reports, costs, floor, runs, budget, o.card, scenario.targets, tier),
 		health: ARMS.flatMap((arm) => health(runs[arm], o.window)),
 	};
 }

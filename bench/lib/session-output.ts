@@ -9,7 +9,8 @@ import { renderRequestChart } from "../../src/report/chart-svg.ts";
 import { renderArmTable } from "../../src/report/table.ts";
 import { DEFAULT_THRESHOLDS } from "../../src/runtime/thresholds.ts";
 import type { ArmName, ArmRun } from "./session-arms.ts";
-import { ARMS, DEFAULTS_WHY, type SessionResult, usesDefaults } from "./session-compare.ts";
+import { ARMS, type SessionResult, usesDefaults } from "./session-compare.ts";
+import { SCENARIOS } from "./session-scenarios.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -22,8 +23,9 @@ export function headerText(r: SessionResult): string {
 	const o = r.options;
 	const c = r.compaction;
 	const m = r.machine;
+	const scenario = SCENARIOS[o.scenario];
 	return [
-		`# pi-fold session benchmark (${m.date})`,
+		`# pi-fold session benchmark, ${scenario.title} (${m.date})`,
 		`${m.cpu}, ${m.cores} cores, Node ${m.node}`,
 		`workload: ${o.stages} stages (seed ${o.seed}) over ${relative(REPO, o.root) || o.root}, reads of ` +
 			`${o.readLines.min}-${o.readLines.max} lines, ${r.values.length} planted values; window ${int(o.window)}, ` +
@@ -31,7 +33,13 @@ export function headerText(r: SessionResult): string {
 		`arms: pi-fold (its default options, serving budget ${int(r.budget)}); native (Pi compaction, ` +
 			`reserveTokens ${c.reserveTokens}, keepRecentTokens ${c.keepRecentTokens}${c.piDefaults ? ": Pi's defaults" : ""}, ` +
 			`threshold ${int(c.threshold)}); none (compaction off, no pi-fold)`,
-		usesDefaults(o) ? `setup: the defaults. ${DEFAULTS_WHY}` : `setup: not the defaults (${DEFAULTS_WHY})`,
+		...(r.tier
+			? [
+					`the model's price tier: the whole request at ${r.tier.multiplier ?? "higher"}x above ${int(r.tier.above)} ` +
+						"input tokens, from its own cost (Pi's cost.tiers), which prices every request",
+				]
+			: []),
+		usesDefaults(o) ? `setup: the defaults. ${scenario.why}` : `setup: not the defaults (${scenario.why})`,
 	].join("\n");
 }
 
@@ -55,6 +63,13 @@ export function tableText(r: SessionResult): string {
 			`cache once, which any policy pays); above it: pi-fold ${int(r.floor.piFoldAbove)}, native ${int(r.floor.nativeAbove)}.`,
 		`fresh-input target: ${r.floor.verdict}.`,
 	];
+	if (r.tier && r.aboveTier) {
+		const a = r.aboveTier;
+		lines.push(
+			`requests above the price tier (${int(r.tier.above)}, billed whole at its rates): ` +
+				ARMS.map((arm) => `${arm} ${a[arm]} of ${r.reports[arm].requests}`).join(", "),
+		);
+	}
 	return lines.join("\n");
 }
 
@@ -102,7 +117,9 @@ export function healthText(r: SessionResult): string {
 export function chartSvg(r: SessionResult): string {
 	const o = r.options;
 	return renderRequestChart({
-		title: `Prompt tokens per request: pi-fold vs native compaction vs none (${o.stages} stages, window ${int(o.window)})`,
+		title:
+			`Prompt tokens per request: pi-fold vs native compaction vs none (${o.stages} stages, window ${int(o.window)}` +
+			`${r.tier ? `, ${r.tier.multiplier ?? "higher"}x price tier above ${int(r.tier.above)}` : ""})`,
 		series: ARMS.map((arm) => ({
 			name: arm === "none" ? "none (no compaction)" : arm,
 			color: COLORS[arm],
@@ -111,7 +128,12 @@ export function chartSvg(r: SessionResult): string {
 		budget: r.budget,
 		window: o.window,
 		band: { min: DEFAULT_THRESHOLDS.minTarget * r.budget, max: DEFAULT_THRESHOLDS.maxTarget * r.budget },
-		lines: [{ tokens: r.compaction.threshold, label: `native compaction threshold ${int(r.compaction.threshold)}` }],
+		lines: [
+			{ tokens: r.compaction.threshold, label: `native compaction threshold ${int(r.compaction.threshold)}` },
+			...(r.tier
+				? [{ tokens: r.tier.above, label: `price tier: ${r.tier.multiplier ?? "higher"}x above ${int(r.tier.above)}` }]
+				: []),
+		],
 	});
 }
 
@@ -146,7 +168,8 @@ export function resultJson(r: SessionResult, command: string) {
 	return {
 		machine: r.machine,
 		command,
-		defaults: { used: usesDefaults(o), why: DEFAULTS_WHY },
+		scenario: o.scenario,
+		defaults: { used: usesDefaults(o), why: SCENARIOS[o.scenario].why },
 		config: {
 			stages: o.stages,
 			seed: o.seed,
@@ -160,6 +183,7 @@ export function resultJson(r: SessionResult, command: string) {
 			budget: r.budget,
 			summaryChars: o.summaryChars,
 			plantedValues: r.values,
+			...(o.cost ? { modelCost: o.cost } : {}),
 			priceCard: o.card,
 			warmup: o.warmup,
 		},
@@ -169,16 +193,18 @@ export function resultJson(r: SessionResult, command: string) {
 			target: round(r.floor.target, 1),
 			nativeOverheadShare: round(r.floor.nativeOverheadShare, 4),
 		},
+		...(r.tier ? { priceTier: r.tier, requestsAboveTier: r.aboveTier } : {}),
 		targets: r.targets,
 		health: r.health,
 	};
 }
 
-/** Write session.json and session.svg into `outDir` (created if needed), each atomically. */
+/** Write the scenario's JSON and SVG (session.json/.svg, session-tiered.json/.svg) into `outDir`, each atomically. */
 export function writeSessionFiles(r: SessionResult, outDir: string, command: string): { json: string; svg: string } {
 	mkdirSync(outDir, { recursive: true });
-	const json = resolve(outDir, "session.json");
-	const svg = resolve(outDir, "session.svg");
+	const files = SCENARIOS[r.options.scenario].files;
+	const json = resolve(outDir, files.json);
+	const svg = resolve(outDir, files.svg);
 	writeFileAtomic(json, `${JSON.stringify(resultJson(r, command), null, 2)}\n`);
 	writeFileAtomic(svg, chartSvg(r));
 	return { json, svg };

@@ -9,7 +9,11 @@ peak context, rewrites; optionally a chart of prompt size per request.
 Options:
   --window <tokens>              the model's context window (default: Pi's catalog entry for the session's model)
   --budget <tokens>              pi-fold's serving budget (default: the window minus an output reservation)
-  --price-card <file.json>       prices in $ per million tokens (default: the benchmark's card)
+  --model <provider/id>          replay as if the session ran on this model of Pi's catalog: its window,
+                                 output reservation, price tiers (pi-fold's budget) and prices
+  --price-card <file.json>       prices in $ per million tokens for every request (default: each request's
+                                 model as Pi's catalog prices it, price tiers included; the benchmark's
+                                 card for a model the catalog does not know)
   --json                         print the result as JSON on stdout, nothing else
   --svg <file>                   write the prompt-size-per-request chart as SVG
   --reserve-tokens <tokens>      native compaction: Pi's reserveTokens (default 16384)
@@ -23,6 +27,8 @@ export interface ReplayArgs {
 	window?: number;
 	budget?: number;
 	priceCard?: string;
+	/** A catalog model to replay as (--model provider/id). */
+	model?: { provider: string; id: string };
 	json: boolean;
 	svg?: string;
 	reserveTokens?: number;
@@ -70,6 +76,15 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 		if (flag === "--json" || flag === "--progress") {
 			if (eq >= 0) return { kind: "error", message: `${flag} takes no value` };
 			out[flag === "--json" ? "json" : "progress"] = true;
+			continue;
+		}
+		if (flag === "--model") {
+			const value = eq >= 0 ? arg.slice(eq + 1) : rest[++i];
+			const slash = value?.indexOf("/") ?? -1;
+			if (value === undefined || slash < 1 || slash === value.length - 1 || /\s/.test(value)) {
+				return { kind: "error", message: `--model needs provider/id, got ${JSON.stringify(value ?? "")}` };
+			}
+			out.model = { provider: value.slice(0, slash), id: value.slice(slash + 1) };
 			continue;
 		}
 		const numberKey = NUMBER_FLAGS[flag as keyof typeof NUMBER_FLAGS];

@@ -61,6 +61,7 @@ async function run(args: ReplayArgs): Promise<void> {
 			...(args.keepRecentTokens === undefined ? {} : { keepRecentTokens: args.keepRecentTokens }),
 			...(args.summaryChars === undefined ? {} : { summaryChars: args.summaryChars }),
 			...(priceCard === undefined ? {} : { priceCard }),
+			...(args.model === undefined ? {} : { model: args.model }),
 			onProgress: (done, total) => progress.update(done, total),
 		});
 	} catch (err) {

@@ -23,11 +23,12 @@ export function textReport(r: ReplayResult): string {
 	const native = r.policies.find((p) => p.name === "native");
 	const lines = [
 		`pi-fold replay of ${r.file}`,
-		`session ${r.sessionId}, model ${r.model}, ${r.requests} requests (one per recorded assistant message)`,
-		`window ${int(s.window)} (${s.windowSource}); pi-fold budget ${int(s.budget)} (${s.budgetSource}), ` +
+		`session ${r.sessionId}, model ${r.model}, ${r.requests} requests (one per recorded assistant message)` +
+			(s.servedAs ? `, replayed as ${s.servedAs} (--model)` : ""),
+		`window ${int(s.window)} (${s.windowSource}); pi-fold budget ${int(s.budget)} (${s.budgetWhy}), ` +
 			`commits at ${s.thresholds.maxTarget} down to ${s.thresholds.minTarget}; native compaction above ` +
 			`${int(s.window - s.reserveTokens)} keeping ${int(s.keepRecentTokens)}, summaries of ${int(s.summaryChars)} chars (${s.summarySource})`,
-		`price card: ${s.priceCard}`,
+		...pricesLines(r),
 		"",
 		renderArmTable(r.arms, { ratio: { numerator: "pi-fold", denominator: "native" }, budget: s.budget }),
 		"",
@@ -80,18 +81,39 @@ export function textReport(r: ReplayResult): string {
 	return lines.join("\n");
 }
 
+const PRICE_SOURCE = {
+	catalog: "Pi's catalog",
+	default: "not in Pi's catalog (or no cost there): the default card",
+	"--price-card": "--price-card",
+} as const;
+
+/** Which prices applied to which recorded model's requests. */
+function pricesLines(r: ReplayResult): string[] {
+	return r.settings.prices.map((p) => {
+		const as = p.pricedAs === p.model ? "" : ` as ${p.pricedAs}`;
+		return `prices for ${p.model} (${int(p.requests)} requests)${as}: ${PRICE_SOURCE[p.source]}: ${p.card}`;
+	});
+}
+
 export function jsonReport(r: ReplayResult): string {
 	return JSON.stringify(r, null, 2);
 }
 
 export function chartSvg(r: ReplayResult): string {
-	const { budget, window, thresholds } = r.settings;
+	const { budget, window, thresholds, priceTier: tier } = r.settings;
 	return renderRequestChart({
 		series: r.policies.map((p) => ({ name: p.name, points: p.prompts })),
 		budget,
 		window,
 		band: { min: thresholds.minTarget * budget, max: thresholds.maxTarget * budget },
-		title: `pi-fold replay: ${basename(r.file)} (${r.model})`,
+		...(tier
+			? {
+					lines: [
+						{ tokens: tier.above, label: `price tier: ${tier.multiplier ?? "higher"}x above ${int(tier.above)}` },
+					],
+				}
+			: {}),
+		title: `pi-fold replay: ${basename(r.file)} (${r.settings.servedAs ?? r.model})`,
 	});
 }
 

@@ -137,7 +137,7 @@ export class NativePolicy extends WholeLogPolicy implements Policy {
 
 		const promptTokens = this.#tokens.text("user", prompt, model) + SUMMARY_PROMPT_TOKENS;
 		const output = this.#tokens.text("assistant", summary, model);
-		return [{ input: promptTokens, cacheRead: 0, cacheWrite: 0, output, promptTokens, kind: "summary" }];
+		return [{ input: promptTokens, cacheRead: 0, cacheWrite: 0, output, promptTokens, kind: "summary", model }];
 	}
 
 	/** Provider tokens of a window. */

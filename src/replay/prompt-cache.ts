@@ -37,7 +37,7 @@ export class PromptCache {
 		const cacheRead = Math.min(promptTokens, Math.round(read));
 		this.#previous = messages;
 		return {
-			record: { input: 0, cacheRead, cacheWrite: promptTokens - cacheRead, output, promptTokens, kind: "work" },
+			record: { input: 0, cacheRead, cacheWrite: promptTokens - cacheRead, output, promptTokens, kind: "work", model },
 			prefix,
 			append: prev !== undefined && prefix === prev.length,
 		};

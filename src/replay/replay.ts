@@ -13,21 +13,22 @@ import { join } from "node:path";
 import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from "../report/arm-report.ts";
-import { DEFAULT_PRICE_CARD, type PriceCard } from "../report/price-card.ts";
-import { servingBudget } from "../runtime/occupancy.ts";
+import type { PriceCard } from "../report/price-card.ts";
+import { type BudgetLimit, budgetWhy, type PriceTierLimit, servingBudget } from "../runtime/budget.ts";
 import { parseOptions } from "../runtime/options.ts";
 import type { Thresholds } from "../runtime/thresholds.ts";
 import { RequestMeter } from "./measure.ts";
-import { catalogLimits } from "./model-limits.ts";
+import { catalogModels } from "./model-limits.ts";
 import type { Policy, PolicyEvent, PolicyName } from "./policy.ts";
 import { FoldPolicy } from "./policy-fold.ts";
 import { DEFAULT_SUMMARY_CHARS, NativePolicy, type NativeSettings } from "./policy-native.ts";
 import { NonePolicy } from "./policy-none.ts";
+import { type ModelPrices, pricesOf } from "./prices.ts";
 import { PromptCache, usageOf } from "./prompt-cache.ts";
 import { ProviderTokens } from "./provider-tokens.ts";
 import { type LoadedSession, loadSession, openSession } from "./session-file.ts";
 import { type CheckedSession, ReplayInputError } from "./session-lines.ts";
-import { mainModel, modelKeyOf, type Transcript, transcriptOf } from "./transcript.ts";
+import { type ModelRef, mainModel, modelKeyOf, modelRefOf, type Transcript, transcriptOf } from "./transcript.ts";
 
 export interface ReplayOptions {
 	/** The model's context window (default: Pi's catalog entry for the session's main model). */
@@ -41,7 +42,10 @@ export interface ReplayOptions {
 	keepRecentTokens?: number;
 	/** Size of a native compaction summary (default: the session's own summaries' mean, else DEFAULT_SUMMARY_CHARS). */
 	summaryChars?: number;
+	/** Prices for every request (default: each request's model's own catalog cost, tiers included). */
 	priceCard?: PriceCard;
+	/** Replay as if the session had run on this catalog model: its window, reservation, price tiers and prices. */
+	model?: ModelRef;
 	/** Called after each replayed request. */
 	onProgress?: (done: number, total: number) => void;
 }
@@ -66,17 +70,27 @@ export interface ReplayResult {
 	model: string;
 	requests: number;
 	settings: {
+		/** The catalog model the replay ran as (--model), when not the recorded one. */
+		servedAs?: string;
 		window: number;
 		windowSource: "--window" | "catalog";
 		maxTokens?: number;
 		budget: number;
 		budgetSource: "--budget" | "model";
+		/** Which limit set the budget (window, the model's price tier, --budget), and why, as status says it. */
+		budgetLimit: BudgetLimit;
+		budgetWhy: string;
+		/** The served model's first price tier, when it has one (drawn on the chart). */
+		priceTier?: PriceTierLimit;
 		thresholds: Thresholds;
 		reserveTokens: number;
 		keepRecentTokens: number;
 		summaryChars: number;
 		summarySource: "--summary-chars" | "session" | "default";
+		/** What priced the requests, in one line (see `prices` for each model). */
 		priceCard: string;
+		/** Per model: how many requests, and whether Pi's catalog, the default card or --price-card priced them. */
+		prices: ModelPrices[];
 	};
 	dropped: Transcript["dropped"];
 	policies: PolicyResult[];
@@ -98,7 +112,14 @@ function percentile(xs: readonly number[], p: number): number {
 /** The settings of the three policies: the flags given, else the session's model and Pi's defaults. */
 async function resolveSettings(file: string, transcript: Transcript, options: ReplayOptions) {
 	const main = mainModel(transcript);
-	const catalog = main ? await catalogLimits(main) : undefined;
+	// The model pi-fold and native serve: the session's own, or the one --model names.
+	const served = options.model ?? main;
+	const refs = [...transcript.models.keys()].map(modelRefOf);
+	const catalogs = await catalogModels(served ? [...refs, served] : refs);
+	const catalog = served ? catalogs.get(modelKeyOf(served)) : undefined;
+	if (options.model && !catalog) {
+		throw new ReplayInputError(`--model ${modelKeyOf(options.model)} is not in Pi's model catalog`);
+	}
 	const window = options.window ?? catalog?.contextWindow;
 	if (window === undefined) {
 		const key = main ? modelKeyOf(main) : "unknown";
@@ -106,7 +127,11 @@ async function resolveSettings(file: string, transcript: Transcript, options: Re
 			`${file}: the session's model ${key} is not in Pi's model catalog: pass --window <tokens> (its context window)`,
 		);
 	}
-	const limits = { contextWindow: window, ...(catalog?.maxTokens ? { maxTokens: catalog.maxTokens } : {}) };
+	const limits = {
+		contextWindow: window,
+		...(catalog?.maxTokens ? { maxTokens: catalog.maxTokens } : {}),
+		...(catalog?.cost ? { cost: catalog.cost } : {}),
+	};
 	const parsed = parseOptions({
 		...(options.budget === undefined ? {} : { providerInputBudget: options.budget }),
 		...(options.thresholds === undefined ? {} : { thresholds: options.thresholds }),
@@ -125,7 +150,11 @@ async function resolveSettings(file: string, transcript: Transcript, options: Re
 		contextWindow: window,
 		summaryChars,
 	};
-	return { limits, settings: parsed.settings, budget, native, card: options.priceCard ?? DEFAULT_PRICE_CARD };
+	const prices = pricesOf(transcript.models, catalogs, {
+		...(options.priceCard ? { card: options.priceCard } : {}),
+		...(options.model ? { servedAs: options.model } : {}),
+	});
+	return { limits, settings: parsed.settings, budget, native, prices };
 }
 
 /** Replay a session file (ReplayInputError when it cannot be replayed: session-lines.ts). */
@@ -150,7 +179,7 @@ export async function replaySession(
 	const transcript = transcriptOf(session);
 	if (transcript.turns === 0)
 		throw new ReplayInputError(`${session.file}: the session has no assistant messages: nothing to replay`);
-	const { limits, settings, budget, native, card } = await resolveSettings(session.file, transcript, options);
+	const { limits, settings, budget, native, prices } = await resolveSettings(session.file, transcript, options);
 	const window = limits.contextWindow;
 	const main = mainModel(transcript);
 	const mainKey = main ? modelKeyOf(main) : "unknown";
@@ -232,11 +261,15 @@ export async function replaySession(
 		model: mainKey,
 		requests: transcript.turns,
 		settings: {
+			...(options.model ? { servedAs: modelKeyOf(options.model) } : {}),
 			window,
 			windowSource: options.window === undefined ? "catalog" : "--window",
 			...(limits.maxTokens ? { maxTokens: limits.maxTokens } : {}),
 			budget: budget.budget,
 			budgetSource: budget.source === "providerInputBudget" ? "--budget" : "model",
+			budgetLimit: budget.limit,
+			budgetWhy: budgetWhy(budget),
+			...(budget.tier ? { priceTier: budget.tier } : {}),
 			thresholds: settings.thresholds,
 			reserveTokens: native.reserveTokens,
 			keepRecentTokens: native.keepRecentTokens,
@@ -247,11 +280,12 @@ export async function replaySession(
 					: transcript.summaryChars.length > 0
 						? "session"
 						: "default",
-			priceCard: card.name,
+			priceCard: prices.pricing.name,
+			prices: prices.models,
 		},
 		dropped: transcript.dropped,
 		policies: results,
-		arms: results.map((r, k) => summarizeArm(r.name, r.records, card, extras[k])),
+		arms: results.map((r, k) => summarizeArm(r.name, r.records, prices.pricing, extras[k])),
 		fenced: fold.fenced,
 		hiddenPrefix: tokens.hidden.real,
 	};

@@ -124,7 +124,11 @@ export function mainModel(transcript: Transcript): ModelRef | undefined {
 			count = n;
 		}
 	}
-	if (best === undefined) return undefined;
-	const slash = best.indexOf("/");
-	return { provider: best.slice(0, slash), id: best.slice(slash + 1) };
+	return best === undefined ? undefined : modelRefOf(best);
+}
+
+/** "provider/id" back to its parts (the id may hold slashes: openrouter's do). */
+export function modelRefOf(key: string): ModelRef {
+	const slash = key.indexOf("/");
+	return { provider: key.slice(0, slash), id: key.slice(slash + 1) };
 }

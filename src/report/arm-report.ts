@@ -6,15 +6,18 @@
 // - `ArmExtras`: optional figures an arm may carry beyond usage: commits / compactions, rewrites (attributed /
 //   unattributed), planted values (visible / recovered / lost), wall clock and the manager's added time per
 //   request (median / p95), requests over the context window. Absent fields render as "—" in the table.
-// - `summarizeArm(name, records, card?, extras?)` -> `ArmReport`: the totals below, at the given price card.
+// - `summarizeArm(name, records, card?, extras?)` -> `ArmReport`: the totals below, at the given price card
+//   (or a Pricing: each record at the card of its `model`).
 //   Definitions: totalTokens = Σ(input + cacheRead + cacheWrite + output); freshInput = Σ(input + cacheWrite)
 //   (prompt tokens not served from the cache); billedCalls = requests that used any tokens; cost = Σ costOf;
 //   pooledCacheShare = Σ cacheRead / Σ promptTokens (0 with no prompt tokens); peakPromptTokens = max promptTokens.
 // - `usageFromProvider(u)`: a record from pi-ai's `Usage` shape ({input, output, cacheRead, cacheWrite}).
-import { costOf, DEFAULT_PRICE_CARD, type PriceCard, type RequestUsage } from "./price-card.ts";
+import { costOf, DEFAULT_PRICE_CARD, type PriceCard, type Pricing, type RequestUsage } from "./price-card.ts";
 
 export interface RequestRecord extends RequestUsage {
 	kind?: string;
+	/** "provider/id" of the model the request went to, when a Pricing must choose its card. */
+	model?: string;
 }
 
 export interface ArmExtras {
@@ -66,7 +69,7 @@ export function usageFromProvider(
 export function summarizeArm(
 	name: string,
 	records: readonly RequestRecord[],
-	card: PriceCard = DEFAULT_PRICE_CARD,
+	card: PriceCard | Pricing = DEFAULT_PRICE_CARD,
 	extras: ArmExtras = {},
 ): ArmReport {
 	let input = 0;

@@ -3,11 +3,16 @@
 // API (host-neutral; no Node APIs at load time):
 // - `RequestUsage`: one request's usage — fresh `input`, `cacheRead`, `cacheWrite`, `output` tokens and
 //   `promptTokens` (input + cacheRead + cacheWrite: the size of the prompt, which picks the tier).
-// - `PriceCard`: dollars per million tokens for a base tier and an optional long-context tier that prices
-//   the WHOLE request (every token class) once its prompt exceeds `abovePromptTokens`.
+// - `PriceCard`: dollars per million tokens for a base tier and optional long-context tiers that price
+//   the WHOLE request (every token class) once its prompt exceeds their `abovePromptTokens`: `longContext`,
+//   and `tiers` for further ones (a catalog model may have several; the highest one passed applies, as in
+//   pi-ai's calculateCost).
 // - `DEFAULT_PRICE_CARD`: $5 input, $0.50 cache read, $30 output per M; above 272k prompt tokens $10/$1/$45.
 //   Cache writes are priced as fresh input (no write premium) unless a card sets `cacheWrite`.
 // - `tierOf(promptTokens, card)`, `costOf(usage, card)`: the tier a request lands in and its cost in dollars.
+// - `cardOfModel(model)`: a card from a Pi catalog model's `cost` (tiers included), or undefined without one.
+// - `Pricing`: a card per request's model (a replay of a session that switched models); `costOf` and
+//   `cardFor` take either.
 // - `parsePriceCard(value, source)` / `parsePriceCardText(text, source)`: validate a card (JSON shape below),
 //   throwing `PriceCardError` with the source and the exact field at fault; nothing is clamped or guessed.
 // - `loadPriceCardFile(path)`: read and validate a JSON card file (Node only; fs is imported on call).
@@ -43,6 +48,14 @@ export interface PriceCard {
 	name: string;
 	base: PriceTier;
 	longContext?: LongContextTier;
+	/** Further long-context tiers (any order); the highest `abovePromptTokens` a request passes prices it. */
+	tiers?: readonly LongContextTier[];
+}
+
+/** Cards chosen per request, by the model the request went to ("provider/id"). */
+export interface Pricing {
+	name: string;
+	cardFor(model: string | undefined): PriceCard;
 }
 
 export const DEFAULT_PRICE_CARD: PriceCard = Object.freeze({
@@ -57,13 +70,28 @@ export class PriceCardError extends Error {
 
 /** The tier that prices a request with this many prompt tokens (the boundary itself stays in the base tier). */
 export function tierOf(promptTokens: number, card: PriceCard = DEFAULT_PRICE_CARD): PriceTier {
-	const long = card.longContext;
-	return long && promptTokens > long.abovePromptTokens ? long : card.base;
+	let tier: PriceTier = card.base;
+	let passed = -1;
+	for (const long of [...(card.longContext ? [card.longContext] : []), ...(card.tiers ?? [])]) {
+		if (promptTokens > long.abovePromptTokens && long.abovePromptTokens > passed) {
+			tier = long;
+			passed = long.abovePromptTokens;
+		}
+	}
+	return tier;
 }
 
-/** Cost of one request in dollars. */
-export function costOf(usage: RequestUsage, card: PriceCard = DEFAULT_PRICE_CARD): number {
-	const t = tierOf(usage.promptTokens, card);
+/** The card that prices a request to `model` (a Pricing's choice, or the one card). */
+export function cardFor(prices: PriceCard | Pricing, model?: string): PriceCard {
+	return "cardFor" in prices ? prices.cardFor(model) : prices;
+}
+
+/** Cost of one request in dollars (with a Pricing, at the card of the request's `model`). */
+export function costOf(
+	usage: RequestUsage & { model?: string },
+	prices: PriceCard | Pricing = DEFAULT_PRICE_CARD,
+): number {
+	const t = tierOf(usage.promptTokens, cardFor(prices, usage.model));
 	return (
 		(usage.input * t.input +
 			usage.cacheRead * t.cacheRead +
@@ -158,4 +186,66 @@ export async function loadPriceCardFile(path: string): Promise<PriceCard> {
 		throw new PriceCardError(`${path}: cannot read the price card file (${code ?? (e as Error).message})`);
 	}
 	return parsePriceCardText(text, path);
+}
+
+/** What a card reads of a Pi catalog model: its id and `cost` ($ per M tokens, `tiers` by input tokens). */
+export interface CatalogModelCost {
+	provider: string;
+	id: string;
+	cost?: {
+		input?: number;
+		output?: number;
+		cacheRead?: number;
+		cacheWrite?: number;
+		tiers?: readonly {
+			inputTokensAbove?: number;
+			input?: number;
+			output?: number;
+			cacheRead?: number;
+			cacheWrite?: number;
+		}[];
+	};
+}
+
+const money = (x: number) => `$${Number(x.toFixed(4))}`;
+
+/** "$5 in / $0.5 cache read / $6.25 cache write / $25 out per M" (cache write left out when it is the input price). */
+function ratesText(t: PriceTier): string {
+	const write = t.cacheWrite === t.input ? "" : ` / ${money(t.cacheWrite)} cache write`;
+	return `${money(t.input)} in / ${money(t.cacheRead)} cache read${write} / ${money(t.output)} out`;
+}
+
+/**
+ * The card of a Pi catalog model, its price tiers included, or undefined when it declares no usable
+ * cost. A catalog cache-write price of 0 means the provider bills no separate write (OpenAI, Google):
+ * a prompt token it did not read from the cache is billed as input, so that is what the card's
+ * cache writes (the part of a prompt not read from the cache) cost.
+ */
+export function cardOfModel(model: CatalogModelCost): PriceCard | undefined {
+	const c = model.cost;
+	const rate = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
+	const tierOfRates = (r: NonNullable<CatalogModelCost["cost"]>): PriceTier | undefined => {
+		if (!rate(r.input) || !rate(r.output) || !rate(r.cacheRead)) return undefined;
+		const write = rate(r.cacheWrite) && r.cacheWrite > 0 ? r.cacheWrite : r.input;
+		return { input: r.input, cacheRead: r.cacheRead, cacheWrite: write, output: r.output };
+	};
+	if (!c) return undefined;
+	const base = tierOfRates(c);
+	if (!base || base.input + base.output + base.cacheRead === 0) return undefined;
+	const tiers: LongContextTier[] = [];
+	for (const t of c.tiers ?? []) {
+		const rates = tierOfRates(t);
+		const above = t.inputTokensAbove;
+		if (rates && typeof above === "number" && Number.isSafeInteger(above) && above > 0) {
+			tiers.push({ abovePromptTokens: above, ...rates });
+		}
+	}
+	tiers.sort((a, b) => a.abovePromptTokens - b.abovePromptTokens);
+	const tiersText = tiers.map((t) => `; ${ratesText(t)} above ${t.abovePromptTokens.toLocaleString("en-US")}`).join("");
+	return {
+		name: `${model.provider}/${model.id}'s own cost (${ratesText(base)} per M${tiersText})`,
+		base,
+		...(tiers.length > 0 ? { longContext: tiers[0] } : {}),
+		...(tiers.length > 1 ? { tiers: tiers.slice(1) } : {}),
+	};
 }

@@ -17,7 +17,8 @@ import {
 	markEstimates,
 	windowCosts,
 } from "./arithmetic.ts";
-import { modelKey, servingBudget } from "./occupancy.ts";
+import { budgetText, budgetWhy } from "./budget.ts";
+import { modelKey } from "./occupancy.ts";
 import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceText } from "./peek-source.ts";
 import type { FoldRuntime, Open } from "./runtime.ts";
 
@@ -32,6 +33,8 @@ export interface Overview {
 	marks: MarkEstimate[];
 	/** Pinned entries, their calibrated tokens, and the cap on them. */
 	pins: { entryIds: string[]; tokens: number; cap: number };
+	/** The budget with which limit sets it and why (budgetText), e.g. "272,000 (price tier: 2x above 272,000; window 400,000)". */
+	budget: string;
 }
 
 export interface PeekAnswer {
@@ -78,9 +81,11 @@ export class FoldActions {
 		return this.#rt.meter.calibration.ratioFor(modelKey(ctx.model));
 	}
 
-	#budget(ctx: ExtensionContext): Done<{ budget: number }> {
-		const b = servingBudget(ctx.model, this.#rt.settings.providerInputBudget);
-		return b.ok ? { ok: true, budget: b.budget } : fail(`no serving budget: ${b.reason}`);
+	#budget(ctx: ExtensionContext): Done<{ budget: number; text: string; why: string }> {
+		const b = this.#rt.budgetFor(ctx.model);
+		return b.ok
+			? { ok: true, budget: b.budget, text: budgetText(b), why: budgetWhy(b) }
+			: fail(`no serving budget: ${b.reason}`);
 	}
 
 	#fold(lattice: FoldLattice, id: unknown): Done<{ fold: FoldView }> {
@@ -130,6 +135,7 @@ export class FoldActions {
 					tokens: Math.ceil(pinTokens * ratio),
 					cap: Math.floor(this.#rt.settings.thresholds.minTarget * PINNED_SHARE_OF_MIN_TARGET * budget.budget),
 				},
+				budget: budget.text,
 			},
 		};
 	}
@@ -392,7 +398,7 @@ export class FoldActions {
 		const next = over.overview.arithmetic.occupancy + delta;
 		if (op === "expand" && next > budget.budget) {
 			return fail(
-				`expanding ${f.fold.id} would add ~${delta} tokens: the next request would be ~${next} > the budget of ${budget.budget} tokens (now ~${over.overview.arithmetic.occupancy}); peek it instead (offset/bytes for a slice), or expand after a commit`,
+				`expanding ${f.fold.id} would add ~${delta} tokens: the next request would be ~${next} > the budget of ${budget.budget} tokens (now ~${over.overview.arithmetic.occupancy}; budget: ${budget.why}); peek it instead (offset/bytes for a slice), or expand after a commit`,
 			);
 		}
 		this.#rt.stage({ op, id: f.fold.id });

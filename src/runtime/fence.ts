@@ -7,6 +7,8 @@
 // Commits happen at turn boundaries only, so by the time a request is built every fold that could
 // have made room has been made: an over-budget request here is one folding could not save.
 
+import type { BudgetLimit } from "./budget.ts";
+
 export const FENCE_STATUS_KEY = "pi-fold";
 
 export interface FenceVerdict {
@@ -17,6 +19,9 @@ export interface FenceVerdict {
 	pendingMarks: number;
 	/** Tool results without their call (by call id): a provider would refuse the request whatever its size. */
 	orphans?: readonly string[];
+	/** The budget with why it is what it is (budgetText), and the limit that set it. */
+	why?: string;
+	limit?: BudgetLimit;
 }
 
 /** Stop when the calibrated estimate exceeds the budget. */
@@ -40,9 +45,14 @@ export function fenceMessage(v: FenceVerdict): string {
 		v.pendingMarks > 0
 			? ` ${v.pendingMarks} staged mark${v.pendingMarks === 1 ? "" : "s"} will fold at the next turn boundary.`
 			: " Nothing left to fold losslessly.";
+	// Below a price tier the request would still fit the window: say how to allow it, at its price.
+	const tier =
+		v.limit === "price tier"
+			? " The budget is the model's price tier: to send larger requests at the higher rate, set providerInputBudget."
+			: "";
 	return (
 		`pi-fold stopped a request before sending it: ~${v.tokens} tokens would exceed the serving budget of ` +
-		`${v.budget} by ~${over}.${marks} Free room (expand less, /compact, or a larger-context model) and retry.`
+		`${v.why ?? v.budget} by ~${over}.${marks} Free room (expand less, /compact, or a larger-context model) and retry.${tier}`
 	);
 }
 

@@ -30,6 +30,11 @@ export class FoldBridge {
 		return this.#drafts !== undefined;
 	}
 
+	/** A request has shown the armed edits: the boundary that takes them must commit exactly them. */
+	get shown(): boolean {
+		return this.#drafts !== undefined && this.#shown;
+	}
+
 	/**
 	 * The request with the armed edits applied, when its messages are exactly the session's
 	 * projection (the first request of a prompt); undefined when nothing is armed.

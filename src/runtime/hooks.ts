@@ -67,7 +67,10 @@ export function registerRuntimeHooks(
 	};
 
 	const reopen = (where: string) => (_e: unknown, ctx: ExtensionContext) =>
-		void guarded(where, (rt) => rt.open(ctx.sessionManager));
+		void guarded(where, (rt) => {
+			rt.open(ctx.sessionManager);
+			rt.budgetFor(ctx.model);
+		});
 	pi.on("session_start", reopen("session_start"));
 	pi.on("session_tree", reopen("session_tree"));
 	// A compaction replaced the window (Pi did it, with the user's say-so): a new baseline.
@@ -94,6 +97,10 @@ export function registerRuntimeHooks(
 			ensure()?.problem("fence", err instanceof Error ? err.message : String(err));
 		}
 	});
+
+	// /model or a model cycle: the next commit, the fence and status use the new model's budget.
+	// Pi awaits it: a fold this plans is durable before the switch returns.
+	pi.on("model_select", (e, ctx) => guardedAsync("model_select", (rt) => rt.modelSelected(e.model, ctx)));
 
 	pi.on("turn_end", async (e, ctx) => {
 		const mine = await guardedAsync("turn_end", (rt) => rt.turnEnd(e, ctx));

@@ -1,15 +1,7 @@
 // Capacity accounting (SPEC 6): one denominator, the serving budget, and one numerator, the
 // estimated size of the next request, calibrated by the last usage the provider really reported.
 //
-// Budget. `providerInputBudget` when the user gives one; else the model's context window minus an
-// output reservation: the model's `maxTokens`, capped at OUTPUT_RESERVE_SHARE of the window.
-// Why not Pi's compaction `reserveTokens` (REPORT.md §7: Pi compacts when tokens > window -
-// reserveTokens)? It is a setting of the compaction we replace, sized for a summary prompt and
-// its answer (default 16384: it would leave nothing of a 16k window), not a property of the model.
-// The provider needs room for the answer: pi-ai asks for `maxTokens` and only clamps it to the
-// room left, so reserving it keeps a full-length answer possible. Some models declare a
-// maxTokens that is a large part of the window (128k of 400k); the cap keeps most of the window
-// for input, and the commit at maxTarget leaves further headroom below the budget.
+// Budget: budget.ts (the serving budget, price tiers included), re-exported here.
 //
 // Estimate. The core's estimator over the text a provider bills for each message (roles, text,
 // thinking, tool names and arguments, tool output, the system prompt and tool declarations), not
@@ -25,44 +17,21 @@ import { canonicalJson } from "./canonical-json.ts";
 import { NOT_PLAIN, plainCopy, samePlainValue } from "./plain-value.ts";
 import type { Thresholds } from "./thresholds.ts";
 
-/** The output reservation never takes more than this share of the context window. */
-export const OUTPUT_RESERVE_SHARE = 0.25;
+export {
+	type Budget,
+	type BudgetLimit,
+	budgetText,
+	budgetWhy,
+	type ModelLimits,
+	OUTPUT_RESERVE_SHARE,
+	type PriceTierLimit,
+	servingBudget,
+} from "./budget.ts";
+
 /** Images are billed by pixels, not by their base64 text; a fixed allowance per image (about a 1 MP image). */
 export const IMAGE_TOKENS = 1600;
 /** A calibration ratio outside [1/MAX_RATIO, MAX_RATIO] cannot describe the same request: refused. */
 export const MAX_CALIBRATION_RATIO = 4;
-
-export interface ModelLimits {
-	contextWindow: number;
-	/** The model's output ceiling; 0 or absent means unknown. */
-	maxTokens?: number;
-}
-
-export type Budget =
-	| { ok: true; budget: number; reserve: number; source: "providerInputBudget" | "model" }
-	| { ok: false; reason: string };
-
-/** The serving budget: the one denominator of every share pi-fold reports. */
-export function servingBudget(model: ModelLimits | undefined, providerInputBudget?: number): Budget {
-	if (providerInputBudget !== undefined) {
-		if (!Number.isSafeInteger(providerInputBudget) || providerInputBudget < 1) {
-			return {
-				ok: false,
-				reason: `providerInputBudget must be a positive integer, got ${String(providerInputBudget)}`,
-			};
-		}
-		return { ok: true, budget: providerInputBudget, reserve: 0, source: "providerInputBudget" };
-	}
-	if (!model) return { ok: false, reason: "no model is selected and no providerInputBudget is given" };
-	const window = model.contextWindow;
-	if (!Number.isSafeInteger(window) || window < 1) {
-		return { ok: false, reason: `the model's context window is not a positive integer (${String(window)})` };
-	}
-	const cap = Math.floor(window * OUTPUT_RESERVE_SHARE);
-	const declared = model.maxTokens;
-	const reserve = Number.isSafeInteger(declared) && (declared as number) > 0 ? Math.min(declared as number, cap) : cap;
-	return { ok: true, budget: window - reserve, reserve, source: "model" };
-}
 
 /** What the estimator sees of one message: its billed text, and how many images it carries. */
 export interface BilledParts {

@@ -7,6 +7,7 @@ import type { ContextEntries } from "../session/context-entries.ts";
 import { type JournalOp, RECORD_TYPE } from "../session/journal.ts";
 import type { RecordIndex } from "../session/persist.ts";
 import type { FoldStore } from "../store/index.ts";
+import type { BudgetLimit, PriceTierLimit } from "./budget.ts";
 import type { EvidenceStatus } from "./evidence.ts";
 import type { FenceStatus } from "./fence.ts";
 import type { RewriteRecorder } from "./instrumentation.ts";
@@ -58,9 +59,27 @@ export interface CommitLog {
 	skipped: FoldId[];
 }
 
+/** The serving budget as status reports it (budget.ts). */
+export interface BudgetStatus {
+	ok: true;
+	tokens: number;
+	source: string;
+	limit: BudgetLimit;
+	reserve: number;
+	window?: number;
+	tier?: PriceTierLimit;
+	/** budgetText: "272,000 (price tier: 2x above 272,000; window 400,000)". */
+	text: string;
+	/** budgetWhy: the parenthesis of `text`. */
+	why: string;
+	/** "provider/id" of the model it was computed for ("(no model)" when none). */
+	model: string;
+}
+
 export interface RuntimeStatus {
 	open: boolean;
-	budget: { ok: true; tokens: number; source: string } | { ok: false; reason: string } | null;
+	/** The serving budget last asked for (the model then), which limit set it and why; null before any. */
+	budget: BudgetStatus | { ok: false; reason: string } | null;
 	occupancy: Occupancy | null;
 	thresholds: RuntimeSettings["thresholds"];
 	pendingMarks: { id: FoldId; kind: string; from: string; to: string; provenance: string }[];

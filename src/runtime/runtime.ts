@@ -21,6 +21,7 @@ import { ancestorStores } from "../session/fork.ts";
 import { rebuildLattice } from "../session/rebuild.ts";
 import { FoldStore } from "../store/index.ts";
 import { EntryTokens, windowCosts } from "./arithmetic.ts";
+import { type Budget, budgetText, budgetWhy, type ModelLimits, servingBudget } from "./budget.ts";
 import { planCommit } from "./commit.ts";
 import { projectionWith } from "./drafts.ts";
 import { EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
@@ -29,7 +30,7 @@ import { FoldBridge } from "./fold-bridge.ts";
 import { DEFAULT_FRONTIER_SETTINGS, type FrontierCursor, frontierCursor, proposeMarks } from "./frontier.ts";
 import { entriesSince, ProjectionAligner, type RecordOutcome, RewriteRecorder } from "./instrumentation.ts";
 import { unbriefedNotice } from "./notice.ts";
-import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf, servingBudget } from "./occupancy.ts";
+import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf } from "./occupancy.ts";
 import type { RuntimeSettings } from "./options.ts";
 import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "./overflow.ts";
 import { PairingWatch } from "./pairing-watch.ts";
@@ -71,6 +72,8 @@ export class FoldRuntime {
 	#commits: CommitLog[] = [];
 	#occupancy: Occupancy | null = null;
 	#budget: RuntimeStatus["budget"] = null;
+	/** The model object the last budget was computed for, and that budget (Pi keeps one object per selection). */
+	#budgetOf: { model: unknown; budget: Budget } | undefined;
 	#alignmentFailures = 0;
 	readonly compaction: CompactionCounters = {
 		thresholdCancelled: 0,
@@ -108,6 +111,61 @@ export class FoldRuntime {
 	problem(where: string, reason: string): void {
 		this.#problems.push(`${where}: ${reason}`);
 		if (this.#problems.length > MAX_PROBLEMS) this.#problems.splice(0, this.#problems.length - MAX_PROBLEMS);
+	}
+
+	/**
+	 * The serving budget for `model` (Pi's ctx.model, read afresh at every decision: a model switch
+	 * moves it), recorded for status. The fence, commits, overflow recovery and the actions all ask here.
+	 */
+	budgetFor(model: (ModelLimits & { provider: string; id: string }) | undefined): Budget {
+		const known = this.#budgetOf;
+		if (known && known.model === model && model !== undefined) return known.budget;
+		const budget = servingBudget(model, this.settings.providerInputBudget);
+		this.#budgetOf = { model, budget };
+		this.#budget = budget.ok
+			? {
+					ok: true,
+					tokens: budget.budget,
+					source: budget.source,
+					limit: budget.limit,
+					reserve: budget.reserve,
+					...(budget.window === undefined ? {} : { window: budget.window }),
+					...(budget.tier ? { tier: budget.tier } : {}),
+					text: budgetText(budget),
+					why: budgetWhy(budget),
+					model: modelKey(model),
+				}
+			: budget;
+		return budget;
+	}
+
+	/**
+	 * Pi's `model_select`: the budget of the new model from now on. The last occupancy is kept as the
+	 * best estimate of the next request until the next boundary measures it, as a share of the new
+	 * budget. When Pi is idle and that already reaches maxTarget (a switch to a model with a lower
+	 * price tier or a smaller window), the next prompt's first request would go out before any
+	 * boundary could fold: at the surcharge, or stopped by the fence. So the commit is planned now and
+	 * shown on that request, exactly as a /fold while idle is (prepareFold).
+	 */
+	async modelSelected(
+		model: (ModelLimits & { provider: string; id: string }) | undefined,
+		ctx: ExtensionContext,
+	): Promise<void> {
+		const budget = this.budgetFor(model);
+		if (!budget.ok || !this.#occupancy) return;
+		const occupancy = occupancyOf(this.#occupancy.tokens, budget.budget);
+		this.#occupancy = occupancy;
+		const need = commitNeed(occupancy, this.settings.thresholds);
+		if (need <= 0 || !ctx.isIdle() || this.#foldNow !== undefined || this.bridge.armed) return;
+		this.#foldNow = {};
+		const early = await this.prepareFold(ctx, need);
+		if (!early.ok) {
+			this.#foldNow = undefined;
+			this.problem(
+				"model_select",
+				`nothing folded for ${modelKey(model)}'s budget before the next request: ${early.reason}`,
+			);
+		}
 	}
 
 	/** Add handler time; `request` closes the sample (the context event of the request it preceded). */
@@ -393,7 +451,7 @@ export class FoldRuntime {
 	observeRequest(messages: readonly unknown[], ctx: ExtensionContext): FenceVerdict | undefined {
 		const model = modelKey(ctx.model);
 		const estimate = this.meter.observeRequest(messages, model);
-		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
+		const budget = this.budgetFor(ctx.model);
 		const tokens = this.meter.calibration.apply(estimate, model);
 		if (this.#orphans.length > 0) {
 			// Whatever its size, a provider refuses it: stopped until the repair at the next boundary.
@@ -405,7 +463,12 @@ export class FoldRuntime {
 		if (!budget.ok) return undefined;
 		// The pending marks are counted only for a request that is stopped (pending() builds views).
 		const over = fenceVerdict(tokens, budget.budget, 0);
-		const verdict = over && { ...over, pendingMarks: this.#open?.lattice.pending().length ?? 0 };
+		const verdict = over && {
+			...over,
+			pendingMarks: this.#open?.lattice.pending().length ?? 0,
+			why: budgetText(budget),
+			limit: budget.limit,
+		};
 		if (verdict) {
 			this.#fence.stopped++;
 			this.#fence.last = { ...verdict, message: fenceMessage(verdict) };
@@ -432,17 +495,19 @@ export class FoldRuntime {
 		const projection =
 			repair.drafts.length > 0 ? projectionWith(repair.drafts, e.context.contextEntries) : e.context.contextEntries;
 		const edits = this.#stagedEdits(open, projection);
+		// A fold a request already showed (the bridge) commits here as it was planned: new marks wait
+		// for the next boundary, since a mark cut now could cover roots the shown consolidation took.
+		const shownFold = this.#foldNow !== undefined && this.bridge.shown;
 		const out: SessionBoundaryDraft[] = [
 			...repair.drafts,
 			...edits,
 			...this.#peekFollowUps(open, e.messageEntryId),
-			...this.#markFrontier(open, e.messageEntryId),
+			...(shownFold ? [] : this.#markFrontier(open, e.messageEntryId)),
 		];
 		// A failed request carries no usage to aim by; an overflow is recovered at session_before_compact.
 		if (failed) return out;
 
-		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
-		this.#budget = budget.ok ? { ok: true, tokens: budget.budget, source: budget.source } : budget;
+		const budget = this.budgetFor(ctx.model);
 		if (!budget.ok) return out;
 		const shown = repair.drafts.length > 0 ? projection.flatMap((pe) => pe.messages) : e.context.contextMessages;
 		const next = [...shown, ...e.context.pendingMessages];
@@ -482,8 +547,9 @@ export class FoldRuntime {
 	 * /fold while Pi is idle: plan the commit now (its folds durable in the store at once) and show
 	 * it on the next request through the context event, so the first request of the next prompt is
 	 * already folded; the same marks commit at that prompt's first turn_end (CONTEXT_EDIT.md 6).
+	 * `need`: fold only what lands the window at minTarget (modelSelected), not every mark.
 	 */
-	async prepareFold(ctx: ExtensionContext): Promise<{ ok: true } | { ok: false; reason: string }> {
+	async prepareFold(ctx: ExtensionContext, need?: number): Promise<{ ok: true } | { ok: false; reason: string }> {
 		const fold = this.#foldNow;
 		if (!fold) return { ok: false, reason: "no /fold is waiting" };
 		if (this.#repair.armed) return { ok: false, reason: "the window is being repaired first" };
@@ -499,11 +565,12 @@ export class FoldRuntime {
 			store: open.store,
 			records: open.records,
 			thresholds: this.settings.thresholds,
-			need: 1,
+			// With `need` (a model switch): the stalest marks that free it; without (a /fold): all of them.
+			need: need ?? 1,
 			ratio: this.meter.calibration.ratioFor(modelKey(ctx.model)),
 			prewritten: (hashes) => this.prewriter.durable(open.store, hashes),
-			all: true,
-			...(fold.only ? { only: fold.only } : {}),
+			...(need === undefined ? { all: true, ...(fold.only ? { only: fold.only } : {}) } : {}),
+			unstorable: open.unstorable,
 			damaged: open.damaged,
 		});
 		if (!planned.ok) return { ok: false, reason: planned.reason };
@@ -531,7 +598,7 @@ export class FoldRuntime {
 		if (!this.overflowGuard.mayRecover()) return passOn("the retry after pi-fold's own recovery overflowed again");
 		const open = this.sync(ctx.sessionManager);
 		if (!open) return passOn("the lattice is not open");
-		const budget = servingBudget(ctx.model, this.settings.providerInputBudget);
+		const budget = this.budgetFor(ctx.model);
 		if (!budget.ok) return passOn(`no serving budget: ${budget.reason}`);
 		const report = lastOverflowReport(e.branchEntries);
 		// The provider's limit, if it said one and it is tighter than ours, is the one that holds.

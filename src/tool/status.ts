@@ -50,7 +50,7 @@ export function runtimeLines(rt: RuntimeStatus): string[] {
 		rt.budget === null
 			? "not measured yet"
 			: rt.budget.ok
-				? `${rt.budget.tokens} tokens (${rt.budget.source})`
+				? `${rt.budget.tokens.toLocaleString("en-US")} tokens (${rt.budget.why}), model ${rt.budget.model}`
 				: `unknown: ${rt.budget.reason}`;
 	const occ = rt.occupancy
 		? `${rt.occupancy.tokens} tokens = ${pct(rt.occupancy.share)} of the budget`

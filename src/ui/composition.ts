@@ -8,8 +8,9 @@ import { sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { Budget } from "../runtime/budget.ts";
 import { briefContent, editableRole } from "../runtime/drafts.ts";
-import { estimateMessages, type ModelLimits, modelKey, type Occupancy, servingBudget } from "../runtime/occupancy.ts";
+import { estimateMessages, type ModelLimits, modelKey, type Occupancy } from "../runtime/occupancy.ts";
 import type { FoldRuntime } from "../runtime/runtime.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 
@@ -31,8 +32,10 @@ export interface WindowComposition {
 	total: number;
 	/** The calibration ratio (real/estimated) the runtime applies for the session's model, 1 before any usage. */
 	ratio: number;
-	/** The serving budget (the runtime's, else derived from the model and options), or null when there is none. */
+	/** The serving budget (the runtime's, for the session's model and options), or null when there is none. */
 	budget: number | null;
+	/** Which limit sets the budget, and the model's window and price tier beside it; absent without a budget. */
+	limit?: BudgetFacts;
 	/** The runtime's own calibrated occupancy at its last turn boundary (status), or null before one. */
 	occupancy: Occupancy | null;
 	counts: {
@@ -45,6 +48,9 @@ export interface WindowComposition {
 		pins: number;
 	};
 }
+
+/** What the bar says of the budget: the limit that sets it and the others beside it. */
+export type BudgetFacts = Pick<Extract<Budget, { ok: true }>, "limit" | "reserve" | "window" | "tier">;
 
 /** The model fields the composition reads (Pi's `ctx.model`). */
 export type CompositionModel = ModelLimits & { provider: string; id: string };
@@ -141,7 +147,6 @@ export function windowComposition(
 	if (!view) return undefined;
 	const { lattice, context } = view;
 	cache.forSession(view.sessionId);
-	const status = runtime.status();
 	const pins = new Set(lattice.pins());
 	const pendingCover = underPendingMarks(lattice);
 	const parts: Record<PartName, number> = { deep: 0, folded: 0, pending: 0, raw: 0, pinned: 0 };
@@ -198,16 +203,24 @@ export function windowComposition(
 	}
 	let total = 0;
 	for (const name of PART_NAMES) total += parts[name];
-	// The runtime measures the budget at its first turn boundary; before that (a resumed session's
-	// session_start), the same rule from the model and the options.
-	const derived = servingBudget(model, runtime.settings.providerInputBudget);
-	const budget = status.budget?.ok ? status.budget.tokens : derived.ok ? derived.budget : null;
+	// The session's model now (a model switch moves the budget before the next boundary measures).
+	const served = runtime.budgetFor(model);
 	return {
 		parts,
 		total,
 		ratio: runtime.meter.calibration.ratioFor(modelKey(model)),
-		budget,
-		occupancy: status.occupancy,
+		budget: served.ok ? served.budget : null,
+		...(served.ok
+			? {
+					limit: {
+						limit: served.limit,
+						reserve: served.reserve,
+						...(served.window === undefined ? {} : { window: served.window }),
+						...(served.tier ? { tier: served.tier } : {}),
+					},
+				}
+			: {}),
+		occupancy: runtime.occupancy,
 		counts,
 	};
 }

@@ -213,6 +213,7 @@ export function headerLines(
 		const pct = (n: number) => `${((100 * n) / Math.max(1, a.budget)).toFixed(1)}%`;
 		lines.push(
 			`pi-fold · window ~${formatTokens(a.occupancy)} of ${formatTokens(a.budget)} tokens (${pct(a.occupancy)}) · commits at ${pct(a.commitAt)}, lands at ${pct(a.landAt)}`,
+			`budget ${overview.budget}`,
 		);
 		lines.push(
 			`${count("committed")} folded · ${count("expanded")} expanded · ${a.pendingMarks} marks (free ~${formatTokens(a.marksFree)}) · ${overview.pins.entryIds.length} pinned (~${formatTokens(overview.pins.tokens)} of ${formatTokens(overview.pins.cap)})`,

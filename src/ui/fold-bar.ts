@@ -1,13 +1,16 @@
-// The fold bar (SPEC 7): one widget line saying how full the window is and what fills it, e.g.
-//   pi-fold ▕█▓▓▒▒░░░    ▏ 61% of 200k · deep 3k (1) · folded 12k (6) · pending 20k (2) · raw 80k
+// The fold bar (SPEC 7): one widget line saying how full the window is, against which limit, and
+// what fills it, e.g.
+//   pi-fold ▕█▓▓▒▒░░░    ▏ 61% of 272k (price tier: 2x above; window 400k) · deep 3k (1) · raw 80k
 // (the counts: folds shown as briefs, and pending marks). Glyphs, in bar order: deep █, folded ▓,
 // pending ▒, raw ░, pinned ▪.
 // Set with string lines (ctx.ui.setWidget), which the TUI draws above the editor and RPC mode sends
 // to its client as an extension_ui_request, at session_start, after /tree or a compaction, and at
-// every turn boundary, only when Pi has a UI. The handlers return nothing and never throw.
+// every turn boundary and model switch, only when Pi has a UI. The handlers return nothing and never throw.
 import type { ExtensionAPI, ExtensionContext, Theme, ThemeColor } from "@earendil-works/pi-coding-agent";
+import { multiplierText } from "../runtime/budget.ts";
 import type { RuntimeHandle } from "../runtime/hooks.ts";
 import {
+	type BudgetFacts,
 	CompositionCache,
 	PART_NAMES,
 	type PartName,
@@ -41,6 +44,20 @@ export function formatTokens(n: number): string {
 	if (v < 10_000) return `${(v / 1000).toFixed(1).replace(/\.0$/, "")}k`;
 	if (v < 1_000_000) return `${Math.round(v / 1000)}k`;
 	return `${(v / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+}
+
+/**
+ * Which limit sets the budget, short: "price tier: 2x above; window 400k" (the budget is the tier's
+ * threshold), "window 400k − 4.1k output", "providerInputBudget".
+ */
+export function limitText(l: BudgetFacts): string {
+	const win = l.window === undefined ? undefined : `window ${formatTokens(l.window)}`;
+	if (l.limit === "price tier" && l.tier) {
+		const m = multiplierText(l.tier.multiplier);
+		return [`price tier: ${m ? `${m} ` : ""}above`, win].filter(Boolean).join("; ");
+	}
+	if (l.limit === "window" && win) return `${win} − ${formatTokens(l.reserve)} output`;
+	return "providerInputBudget";
 }
 
 /** What the bar shows, in calibrated tokens. */
@@ -99,7 +116,9 @@ export function foldBarLines(c: WindowComposition, opts: { measured?: boolean; t
 	bar += " ".repeat(BAR_CELLS - used);
 	const share = f.budget ? f.tokens / f.budget : undefined;
 	const percent = share === undefined ? "" : `${Math.round(share * 100)}%`;
-	const rest = share === undefined ? `~${formatTokens(f.tokens)} (no budget)` : ` of ${formatTokens(f.budget ?? 0)}`;
+	const why = c.limit ? ` (${limitText(c.limit)})` : "";
+	const rest =
+		share === undefined ? `~${formatTokens(f.tokens)} (no budget)` : ` of ${formatTokens(f.budget ?? 0)}${why}`;
 	const alarm: ThemeColor =
 		share !== undefined && share >= 1 ? "error" : share !== undefined && share >= 0.8 ? "warning" : "text";
 	const head = `${paint("muted", "pi-fold")} ▕${bar}▏ ${percent && paint(alarm, percent)}${rest}`;
@@ -191,5 +210,7 @@ export function registerFoldBar(pi: ExtensionAPI, runtime: RuntimeHandle): FoldB
 	// After pi-fold's own turn_end handler (registered earlier): the lattice already holds this
 	// boundary's marks and commit, and status holds the occupancy it measured.
 	pi.on("turn_end", (_e, ctx) => refresh(ctx, true));
+	// Another model, another budget (ctx.model is the new one when Pi emits the event).
+	pi.on("model_select", (_e, ctx) => refresh(ctx));
 	return { refresh };
 }

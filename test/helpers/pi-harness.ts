@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+	type FauxModelDefinition,
 	type FauxProviderHandle,
 	type FauxResponseStep,
 	fauxProvider,
@@ -81,6 +82,11 @@ export interface CapturedRequest {
 	sessionId: string | undefined;
 }
 
+/** A model's cost as Pi's catalog has it: pi-ai's faux definition types it without `tiers`, and passes them on. */
+export type FauxCost = NonNullable<FauxModelDefinition["cost"]> & {
+	tiers?: { inputTokensAbove: number; input: number; output: number; cacheRead: number; cacheWrite: number }[];
+};
+
 export interface SessionOptions {
 	/** Inline extensions, loaded as Pi loads extension factories. */
 	extensions?: ExtensionFactory[];
@@ -92,6 +98,10 @@ export interface SessionOptions {
 	tools?: string[];
 	contextWindow?: number;
 	maxTokens?: number;
+	/** The faux model's catalog cost ($ per M tokens), price tiers included (Pi's ModelCost). */
+	cost?: FauxCost;
+	/** More models of the faux provider (for a model switch: `session.setModel`). */
+	extraModels?: (Omit<FauxModelDefinition, "cost"> & { cost?: FauxCost })[];
 	/** Working dir for the session's tools; default: an empty temp dir. */
 	cwd?: string;
 	/** Settings overrides (merged over the offline defaults). */
@@ -128,7 +138,15 @@ export async function makeSession(opts: SessionOptions = {}): Promise<TestSessio
 	const faux = fauxProvider({
 		provider: FAUX_PROVIDER,
 		api: FAUX_PROVIDER,
-		models: [{ id: FAUX_MODEL, contextWindow: opts.contextWindow ?? 128_000, maxTokens: opts.maxTokens ?? 4096 }],
+		models: [
+			{
+				id: FAUX_MODEL,
+				contextWindow: opts.contextWindow ?? 128_000,
+				maxTokens: opts.maxTokens ?? 4096,
+				...(opts.cost ? { cost: opts.cost } : {}),
+			},
+			...(opts.extraModels ?? []),
+		],
 		tokenSize: { min: 64, max: 64 }, // fewer stream deltas, faster runs
 	});
 	const modelRuntime = await ModelRuntime.create({

@@ -35,7 +35,7 @@ export interface WorkloadOptions {
 	root?: string;
 	/** Line counts a `read` call asks for, drawn uniformly in [min, max) (default 60-300). */
 	readLines?: { min: number; max: number };
-	/** Prefix of every tool call id, so several runs in one session never share an id (default none). */
+	/** Put before every tool call id, so that several runs in one session keep ids unique (default ""). */
 	idPrefix?: string;
 }
 

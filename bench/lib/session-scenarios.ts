@@ -1,0 +1,108 @@
+// The session benchmark's scenarios: what each one runs and what it must show.
+//
+// - equal: every default of Pi and pi-fold on a 100,000-token window with no price tier. Both policies
+//   serve the same window, so pi-fold's saving is only what folding saves over summarising: the honest
+//   target is to cost no more than native compaction, with nothing lost.
+// - tiered: a model shaped like the catalog's gpt-5.x (a 400,000 window, 128,000 maxTokens, a 2x tier
+//   above 272,000 input tokens: opencode/gpt-5.5's prices), registered as the faux model's own
+//   `cost.tiers` and every request priced by it. Pi's compaction, at its defaults, fires only near
+//   window - reserveTokens (383,616), so native pays the tier on every request above 272,000; pi-fold's
+//   budget is the tier, so none of its requests pass it.
+import type { PriceCard } from "../../src/report/price-card.ts";
+import { cardOfModel } from "../../src/report/price-card.ts";
+import { FAUX_MODEL, FAUX_PROVIDER, type FauxCost } from "../../test/helpers/pi-harness.ts";
+
+export type ScenarioName = "equal" | "tiered";
+export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "tiered"];
+
+export interface ScenarioDefaults {
+	stages: number;
+	seed: number;
+	window: number;
+	maxTokens: number;
+	readLines: string;
+	summaryChars: number;
+}
+
+/** Ratio targets are "at most"; the counts are exact. Absent: not a target of that scenario. */
+export interface ScenarioTargets {
+	costRatio: number;
+	totalTokensRatio: number;
+	peakShareOfBudget: number;
+	freshInputRatio?: number;
+	/** native compactions the session must be long enough for (a setup check) */
+	nativeCompactions?: number;
+	/** pi-fold requests above the model's first price tier: exactly this many */
+	piFoldAboveTier?: number;
+	/** native requests above the tier, at least (a setup check: the scenario shows the surcharge) */
+	nativeAboveTier?: number;
+}
+
+export interface Scenario {
+	name: ScenarioName;
+	title: string;
+	defaults: ScenarioDefaults;
+	why: string;
+	/** the faux model's catalog cost (absent: none, so the price card prices every request) */
+	cost?: FauxCost;
+	targets: ScenarioTargets;
+	/** result files under the output directory */
+	files: { json: string; svg: string };
+}
+
+/** opencode/gpt-5.5's catalog prices: $5 in / $0.50 cache read / $30 out per M, the whole request $10/$1/$45 above 272,000. */
+export const TIERED_COST: FauxCost = {
+	input: 5,
+	output: 30,
+	cacheRead: 0.5,
+	cacheWrite: 0,
+	tiers: [{ inputTokensAbove: 272_000, input: 10, output: 45, cacheRead: 1, cacheWrite: 0 }],
+};
+
+export const SCENARIOS: Record<ScenarioName, Scenario> = {
+	equal: {
+		name: "equal",
+		title: "equal window, no price tier",
+		defaults: { stages: 64, seed: 7, window: 100_000, maxTokens: 4096, readLines: "400-2000", summaryChars: 6000 },
+		why:
+			"The defaults are Pi's and pi-fold's own: a 100,000-token window, Pi's compaction settings and pi-fold's " +
+			"default options, so both policies serve the same window (an earlier setup lowered Pi's threshold to half a 200k " +
+			"window for native only: not like for like). Reads of 400-2000 lines make 64 stages large enough for " +
+			"native compaction to fire at least twice. Any flag still overrides (e.g. --window 200000 --reserve-tokens 100000).",
+		targets: {
+			costRatio: 1.0,
+			freshInputRatio: 0.7,
+			totalTokensRatio: 1.0,
+			peakShareOfBudget: 0.85,
+			nativeCompactions: 2,
+		},
+		files: { json: "session.json", svg: "session.svg" },
+	},
+	tiered: {
+		name: "tiered",
+		title: "a 400,000 window with a 2x price tier above 272,000",
+		defaults: { stages: 240, seed: 7, window: 400_000, maxTokens: 128_000, readLines: "400-2000", summaryChars: 6000 },
+		why:
+			"A model shaped like the catalog's gpt-5.x: a 400,000-token window, 128,000 maxTokens and opencode/gpt-5.5's " +
+			"prices with its 2x tier above 272,000 input tokens, registered as the faux model's cost and pricing every " +
+			"request. Pi's compaction settings and pi-fold's options are the defaults. As in the first scenario, the " +
+			"session is long enough for native compaction to fire at least twice: 240 stages take it past native's " +
+			"threshold (383,616) twice, paying the tier on each way up. The ratio depends on that length: the tier costs " +
+			"native only on the way from 272,000 to its threshold.",
+		cost: TIERED_COST,
+		targets: {
+			costRatio: 0.6,
+			totalTokensRatio: 1.0,
+			peakShareOfBudget: 0.85,
+			piFoldAboveTier: 0,
+			nativeCompactions: 2,
+			nativeAboveTier: 1,
+		},
+		files: { json: "session-tiered.json", svg: "session-tiered.svg" },
+	},
+};
+
+/** The card of the scenario's model (its own cost, tiers included), or undefined when it has none. */
+export function scenarioCard(s: Scenario): PriceCard | undefined {
+	return s.cost ? cardOfModel({ provider: FAUX_PROVIDER, id: FAUX_MODEL, cost: s.cost }) : undefined;
+}

@@ -1,0 +1,265 @@
+// The serving budget: providerInputBudget when set, else the smaller of the window minus the output
+// reservation and the model's first price tier (Pi's `cost.tiers`), with the wording status, the fold
+// bar and the editor use to say which limit binds. Real catalog models and a real session's model too.
+import { InMemoryCredentialStore, InMemoryModelsStore } from "@earendil-works/pi-ai";
+import { ModelRuntime } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+	budgetText,
+	firstPriceTier,
+	type ModelLimits,
+	OUTPUT_RESERVE_SHARE,
+	servingBudget,
+} from "../src/runtime/budget.ts";
+import { fenceMessage } from "../src/runtime/fence.ts";
+import { limitText } from "../src/ui/fold-bar.ts";
+import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
+
+afterAll(removeTempDirs);
+
+/** gpt-5.x's shape: $5/$0.50/$30 per M, the whole request at $10/$1/$45 above 272,000 input tokens. */
+const GPT_COST = {
+	input: 5,
+	output: 30,
+	cacheRead: 0.5,
+	cacheWrite: 0,
+	tiers: [{ inputTokensAbove: 272_000, input: 10, output: 45, cacheRead: 1, cacheWrite: 0 }],
+};
+
+const served = (model: ModelLimits | undefined, providerInputBudget?: number) => {
+	const b = servingBudget(model, providerInputBudget);
+	if (!b.ok) throw new Error(b.reason);
+	return b;
+};
+
+describe("serving budget: the window", () => {
+	it("is the context window minus the model's maxTokens when that is under the cap", () => {
+		const b = servingBudget({ contextWindow: 128_000, maxTokens: 4096 });
+		expect(b).toEqual({
+			ok: true,
+			budget: 128_000 - 4096,
+			reserve: 4096,
+			source: "model",
+			limit: "window",
+			window: 128_000,
+		});
+		expect(budgetText(served({ contextWindow: 128_000, maxTokens: 4096 }))).toBe(
+			"123,904 (window 128,000 minus 4,096 reserved for output)",
+		);
+	});
+
+	it("caps the output reservation at a share of the window, and uses the cap when maxTokens is unknown", () => {
+		const window = 400_000;
+		const cap = Math.floor(window * OUTPUT_RESERVE_SHARE);
+		expect(servingBudget({ contextWindow: window, maxTokens: 128_000 })).toMatchObject({
+			budget: window - cap,
+			reserve: cap,
+		});
+		expect(servingBudget({ contextWindow: window })).toMatchObject({ budget: window - cap, reserve: cap });
+		expect(servingBudget({ contextWindow: window, maxTokens: 0 })).toMatchObject({ budget: window - cap });
+	});
+
+	it("a model without cost, or with a cost without tiers, is held to its window", () => {
+		for (const model of [
+			{ contextWindow: 200_000, maxTokens: 8_000 },
+			{ contextWindow: 200_000, maxTokens: 8_000, cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
+			{
+				contextWindow: 200_000,
+				maxTokens: 8_000,
+				cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25, tiers: [] },
+			},
+		]) {
+			const b = served(model);
+			expect(b).toMatchObject({ budget: 192_000, limit: "window" });
+			expect(b.tier).toBeUndefined();
+		}
+	});
+
+	it("refuses what cannot be a budget, with the reason", () => {
+		expect(servingBudget({ contextWindow: 128_000 }, 0)).toMatchObject({
+			ok: false,
+			reason: expect.stringContaining("providerInputBudget"),
+		});
+		expect(servingBudget({ contextWindow: 128_000 }, 1.5)).toMatchObject({ ok: false });
+		expect(servingBudget({ contextWindow: 0 })).toMatchObject({
+			ok: false,
+			reason: expect.stringContaining("context window"),
+		});
+		expect(servingBudget(undefined)).toMatchObject({ ok: false, reason: expect.stringContaining("no model") });
+	});
+});
+
+describe("serving budget: price tiers", () => {
+	it("a tier below the window binds: the budget is its threshold, said with its multiplier and the window", () => {
+		const b = served({ contextWindow: 400_000, maxTokens: 128_000, cost: GPT_COST });
+		expect(b).toEqual({
+			ok: true,
+			budget: 272_000,
+			reserve: 100_000,
+			source: "model",
+			limit: "price tier",
+			window: 400_000,
+			tier: { above: 272_000, multiplier: 2 },
+		});
+		expect(budgetText(b)).toBe("272,000 (price tier: 2x above 272,000; window 400,000)");
+		expect(limitText(b)).toBe("price tier: 2x above; window 400k");
+	});
+
+	it("a tier at or above the window minus the reservation does not bind, and is named as not reached", () => {
+		// openai/gpt-5.4's shape: a 272,000 window and a tier at 272,000: the window binds first.
+		const atWindow = served({ contextWindow: 272_000, maxTokens: 128_000, cost: GPT_COST });
+		expect(atWindow).toMatchObject({ budget: 272_000 - 68_000, limit: "window", tier: { above: 272_000 } });
+		expect(budgetText(atWindow)).toBe(
+			"204,000 (window 272,000 minus 68,000 reserved for output; price tier 2x above 272,000 not reached)",
+		);
+		// Just above the window's budget (400,000 - 4,096): still the window.
+		const cost = { ...GPT_COST, tiers: [{ ...GPT_COST.tiers[0], inputTokensAbove: 396_000 }] };
+		expect(served({ contextWindow: 400_000, maxTokens: 4_096, cost })).toMatchObject({
+			budget: 395_904,
+			limit: "window",
+		});
+		// One token lower, and the tier binds.
+		const lower = { ...GPT_COST, tiers: [{ ...GPT_COST.tiers[0], inputTokensAbove: 395_903 }] };
+		expect(served({ contextWindow: 400_000, maxTokens: 4_096, cost: lower })).toMatchObject({
+			budget: 395_903,
+			limit: "price tier",
+		});
+	});
+
+	it("of several tiers, the lowest binds, in whatever order the catalog lists them", () => {
+		const cost = {
+			input: 0.25,
+			output: 1.25,
+			cacheRead: 0.05,
+			cacheWrite: 0.3125,
+			tiers: [
+				{ inputTokensAbove: 128_000, input: 0.52, output: 2.6, cacheRead: 0.104, cacheWrite: 0.65 },
+				{ inputTokensAbove: 32_000, input: 0.325, output: 1.625, cacheRead: 0.065, cacheWrite: 0.40625 },
+			],
+		};
+		const b = served({ contextWindow: 1_000_000, maxTokens: 65_536, cost });
+		expect(b).toMatchObject({ budget: 32_000, limit: "price tier", tier: { above: 32_000, multiplier: 1.3 } });
+		expect(budgetText(b)).toBe("32,000 (price tier: 1.3x above 32,000; window 1,000,000)");
+	});
+
+	it("a tier that charges no more, or has no usable threshold, is no limit; an unknown base rate loses the multiplier", () => {
+		const base = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 5 };
+		const same = { ...base, tiers: [{ inputTokensAbove: 50_000, ...base }] };
+		const cheaper = {
+			...base,
+			tiers: [{ inputTokensAbove: 50_000, input: 4, output: 20, cacheRead: 0.4, cacheWrite: 4 }],
+		};
+		const broken = { ...base, tiers: [{ inputTokensAbove: -1, input: 10, output: 60, cacheRead: 1, cacheWrite: 10 }] };
+		for (const cost of [same, cheaper, broken]) {
+			expect(firstPriceTier(cost)).toBeUndefined();
+			expect(served({ contextWindow: 100_000, maxTokens: 4_000, cost })).toMatchObject({
+				limit: "window",
+				budget: 96_000,
+			});
+		}
+		const free = {
+			input: 0,
+			output: 0,
+			cacheRead: 0,
+			cacheWrite: 0,
+			tiers: [{ inputTokensAbove: 50_000, input: 1, output: 2, cacheRead: 0, cacheWrite: 0 }],
+		};
+		const b = served({ contextWindow: 100_000, maxTokens: 4_000, cost: free });
+		expect(b).toMatchObject({ budget: 50_000, limit: "price tier", tier: { above: 50_000 } });
+		expect(b.tier?.multiplier).toBeUndefined();
+		expect(budgetText(b)).toBe("50,000 (price tier: above 50,000; window 100,000)");
+	});
+
+	it("providerInputBudget wins whatever the model says, and the wording says what it passes", () => {
+		const model = { contextWindow: 400_000, maxTokens: 128_000, cost: GPT_COST };
+		const above = served(model, 350_000);
+		expect(above).toEqual({
+			ok: true,
+			budget: 350_000,
+			reserve: 0,
+			source: "providerInputBudget",
+			limit: "providerInputBudget",
+			window: 400_000,
+			tier: { above: 272_000, multiplier: 2 },
+		});
+		expect(budgetText(above)).toBe(
+			"350,000 (providerInputBudget; past the model's price tier 2x above 272,000: larger requests cost 2x; window 400,000)",
+		);
+		expect(budgetText(served(model, 100_000))).toBe(
+			"100,000 (providerInputBudget; model's price tier 2x above 272,000; window 400,000)",
+		);
+		expect(limitText(above)).toBe("providerInputBudget");
+		expect(served(undefined, 50_000)).toMatchObject({ budget: 50_000, limit: "providerInputBudget" });
+		expect(budgetText(served(undefined, 50_000))).toBe("50,000 (providerInputBudget)");
+	});
+});
+
+describe("the fence names the limit it holds to", () => {
+	it("a price tier: the request would fit the window, so it says how to allow it", () => {
+		const b = served({ contextWindow: 400_000, maxTokens: 128_000, cost: GPT_COST });
+		const text = fenceMessage({
+			tokens: 280_000,
+			budget: 272_000,
+			pendingMarks: 0,
+			why: budgetText(b),
+			limit: b.limit,
+		});
+		expect(text).toContain(
+			"exceed the serving budget of 272,000 (price tier: 2x above 272,000; window 400,000) by ~8000",
+		);
+		expect(text).toContain("set providerInputBudget");
+	});
+
+	it("the window: no word of a price tier", () => {
+		const b = served({ contextWindow: 128_000, maxTokens: 4_096 });
+		const text = fenceMessage({
+			tokens: 130_000,
+			budget: b.budget,
+			pendingMarks: 2,
+			why: budgetText(b),
+			limit: b.limit,
+		});
+		expect(text).toContain("serving budget of 123,904 (window 128,000 minus 4,096 reserved for output)");
+		expect(text).not.toContain("providerInputBudget");
+	});
+});
+
+describe("serving budget of Pi's own catalog models", () => {
+	let runtime: ModelRuntime;
+	beforeAll(async () => {
+		runtime = await ModelRuntime.create({
+			credentials: new InMemoryCredentialStore(),
+			modelsStore: new InMemoryModelsStore(),
+			modelsPath: null,
+			refreshOnCreate: false,
+			allowModelNetwork: false,
+		});
+	});
+
+	it.each([
+		["opencode", "gpt-5.5", 272_000, "price tier: 2x above 272,000; window 1,050,000"],
+		["google", "gemini-2.5-pro", 200_000, "price tier: 2x above 200,000; window 1,048,576"],
+		["anthropic", "claude-haiku-5-5", 100_000, "price tier: 5x above 100,000; window 1,000,000"],
+		["anthropic", "claude-opus-4-5", 150_000, "window 200,000 minus 50,000 reserved for output"],
+	])("%s/%s: %d", (provider, id, budget, why) => {
+		const model = runtime.getModel(provider, id);
+		expect(model, `${provider}/${id} in Pi's catalog`).toBeDefined();
+		const b = served(model);
+		expect(b.budget).toBe(budget);
+		expect(budgetText(b)).toBe(`${budget.toLocaleString("en-US")} (${why})`);
+	});
+});
+
+describe("serving budget of a session's model", () => {
+	it("follows the model Pi serves, its price tiers included", async () => {
+		const h = await makeSession({ contextWindow: 400_000, maxTokens: 4_096, cost: { ...GPT_COST, cacheWrite: 5 } });
+		try {
+			const model = h.session.model;
+			expect(model?.cost.tiers).toHaveLength(1);
+			expect(served(model)).toMatchObject({ budget: 272_000, limit: "price tier", window: 400_000 });
+			expect(served(model, 20_000)).toMatchObject({ budget: 20_000, limit: "providerInputBudget" });
+		} finally {
+			h.dispose();
+		}
+	});
+});

@@ -1,0 +1,92 @@
+// The session benchmark's scenarios: the flags pick them and their defaults (the tiered one's faux
+// model carries its own cost with a price tier, which prices every request unless --price-card is
+// given), and a short tiered run of the pi-fold and native arms shows what the scenario measures:
+// pi-fold's requests stay under the tier, native's pass it. The figures belong to the benchmark.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { plantValues } from "../bench/lib/recall-agent.ts";
+import { type ArmConfig, type ArmRun, runArm } from "../bench/lib/session-arms.ts";
+import { aboveTier, parseSessionArgs, SessionArgsError } from "../bench/lib/session-compare.ts";
+import { SCENARIOS, TIERED_COST } from "../bench/lib/session-scenarios.ts";
+import { cardOfModel, costOf, DEFAULT_PRICE_CARD, tierOf } from "../src/report/price-card.ts";
+import { firstPriceTier } from "../src/runtime/budget.ts";
+import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
+
+afterAll(removeTempDirs);
+
+describe("the benchmark's flags pick the scenarios", () => {
+	it("both by default, each with its own defaults; the tiered model's own cost prices its requests", async () => {
+		const args = await parseSessionArgs([]);
+		expect(args.scenarios).toEqual(["equal", "tiered"]);
+		expect(args.options.scenario).toBe("equal");
+		const equal = args.optionsFor("equal");
+		expect(equal).toMatchObject({ window: 100_000, maxTokens: 4096, stages: 64 });
+		expect(equal.card).toBe(DEFAULT_PRICE_CARD);
+		expect(equal.cost).toBeUndefined();
+		const tiered = args.optionsFor("tiered");
+		expect(tiered).toMatchObject({ window: 400_000, maxTokens: 128_000, cost: TIERED_COST });
+		expect(tiered.stages).toBeGreaterThanOrEqual(64);
+		// Below the tier the base rates, above it the tier's, for the whole request; writes at the input rate.
+		expect(tierOf(272_000, tiered.card)).toEqual({ input: 5, cacheRead: 0.5, cacheWrite: 5, output: 30 });
+		expect(tierOf(272_001, tiered.card)).toMatchObject({ input: 10, cacheRead: 1, cacheWrite: 10, output: 45 });
+		expect(SCENARIOS.tiered.targets).toMatchObject({ costRatio: 0.6, totalTokensRatio: 1, piFoldAboveTier: 0 });
+		expect(SCENARIOS.equal.targets.costRatio).toBe(1);
+	});
+
+	it("--scenario runs one; --price-card overrides the model's own prices; a bad scenario is named", async () => {
+		const card = join(tempDir("scenario-card"), "flat.json");
+		writeFileSync(card, JSON.stringify({ name: "flat", input: 1, cacheRead: 1, output: 1 }));
+		const args = await parseSessionArgs(["--scenario", "tiered", "--price-card", card, "--stages", "80"]);
+		expect(args.scenarios).toEqual(["tiered"]);
+		expect(args.options).toMatchObject({ scenario: "tiered", stages: 80, cost: TIERED_COST });
+		expect(args.options.card.name).toBe("flat");
+		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(SessionArgsError);
+		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(/--scenario must be equal, tiered or both/);
+	});
+});
+
+describe("a short tiered run: a 2x tier far below the window", () => {
+	const STAGES = 16;
+	const COST = {
+		...TIERED_COST,
+		tiers: [{ ...(TIERED_COST.tiers?.[0] as object), inputTokensAbove: 12_000 }],
+	} as typeof TIERED_COST;
+	const TIER = firstPriceTier(COST);
+	const CONFIG: ArmConfig = {
+		stages: STAGES,
+		seed: 3,
+		contextWindow: 40_000,
+		maxTokens: 4096,
+		cost: COST,
+		values: plantValues(STAGES, 4, 3),
+		summaryChars: 3000,
+		readLines: { min: 200, max: 800 },
+	};
+	const runs: Record<string, ArmRun> = {};
+	beforeAll(async () => {
+		for (const arm of ["pi-fold", "native"] as const) runs[arm] = await runArm(arm, CONFIG);
+	}, 180_000);
+
+	it("pi-fold's budget is the tier and none of its requests pass it; native's do", () => {
+		expect(TIER).toEqual({ above: 12_000, multiplier: 2 });
+		expect(runs["pi-fold"].fold?.budget).toBe(12_000);
+		expect(runs["pi-fold"].fold?.problems).toEqual([]);
+		expect(runs["pi-fold"].fold?.commits).toBeGreaterThan(0);
+		expect(aboveTier(runs["pi-fold"], TIER)).toBe(0);
+		expect(aboveTier(runs.native, TIER)).toBeGreaterThan(0);
+		expect(aboveTier(runs.native, TIER)).toBe(runs.native.records.filter((r) => r.promptTokens > 12_000).length);
+		expect(aboveTier(runs.native, undefined)).toBe(0);
+	});
+
+	it("the model's own card bills a request above the tier at the tier's rates, whole, and one below at the base", () => {
+		const card = cardOfModel({ provider: "p", id: "m", cost: COST });
+		const over = runs.native.records.find((r) => r.promptTokens > 12_000);
+		const under = runs.native.records.find((r) => r.promptTokens <= 12_000 && r.promptTokens > 0);
+		if (!card || !over || !under) throw new Error("no card, or no request above or below the tier");
+		const price = (r: typeof over, t: { input: number; cacheRead: number; output: number }) =>
+			(r.input * t.input + r.cacheRead * t.cacheRead + r.cacheWrite * t.input + r.output * t.output) / 1e6;
+		expect(costOf(over, card)).toBeCloseTo(price(over, { input: 10, cacheRead: 1, output: 45 }), 12);
+		expect(costOf(under, card)).toBeCloseTo(price(under, { input: 5, cacheRead: 0.5, output: 30 }), 12);
+	});
+});
