@@ -1,19 +1,15 @@
 // npm run demo — pi-fold's main job, side by side: one real offline Pi session per arm (pi-fold, Pi's
 // native compaction, no management) over the bundled workload, at the session benchmark's defaults
-// (bench/lib/session-compare.ts runs it, exactly as `npm run bench:session` does). Prints the table and
-// the planted-value outcomes; writes session.json and session.svg into demo-output/ (git-ignored).
+// (bench/lib/session-compare.ts runs it, exactly as `npm run bench:session` does). Prints three plain
+// lines first (kept, what native lost, cost against native), then the table and the planted-value
+// outcomes; writes session.json and session.svg into demo-output/ (git-ignored). Targets and their
+// verdicts are the benchmark's business, not the demo's.
 // Accepts the benchmark's flags, e.g. `npm run demo -- --stages 16` or `--out-dir DIR`.
 // The core-only demo (hashing a session file) is `npm run demo:core` (scripts/demo-core.ts).
 import { fileURLToPath } from "node:url";
 import { parseSessionArgs, runSessionCompare, SessionArgsError } from "../bench/lib/session-compare.ts";
-import {
-	headerText,
-	healthText,
-	tableText,
-	targetsText,
-	valuesText,
-	writeSessionFiles,
-} from "../bench/lib/session-output.ts";
+import { leadLines } from "../bench/lib/session-lead.ts";
+import { headerText, healthText, tableText, valuesText, writeSessionFiles } from "../bench/lib/session-output.ts";
 import { removeTempDirs } from "../test/helpers/pi-harness.ts";
 
 const OUT = fileURLToPath(new URL("../demo-output/", import.meta.url));
@@ -38,12 +34,13 @@ async function main(): Promise<void> {
 		`node scripts/demo.ts ${process.argv.slice(2).join(" ")}`.trim(),
 	);
 	const sections = [
-		headerText(result),
-		tableText(result),
-		valuesText(result),
-		targetsText(result),
+		leadLines(result).join("\n"),
 		healthText(result),
+		headerText(result),
+		tableText(result, { targets: false }),
+		valuesText(result),
 		WHAT_IS_REAL,
+		"The README explains every term of the table. `npm run bench:session` runs the same comparison and checks it against its targets.",
 		`chart: ${files.svg}\njson:  ${files.json}`,
 	];
 	console.log(sections.filter(Boolean).join("\n\n"));

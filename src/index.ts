@@ -19,6 +19,7 @@ import { LiveSettings } from "./settings/live-settings.ts";
 import { settingsPath } from "./settings/settings-file.ts";
 import { registerFoldTool } from "./tool/register.ts";
 import { registerFoldBar } from "./ui/fold-bar.ts";
+import { registerNoticeRenderers } from "./ui/notice-renderers.ts";
 import { registerCleanChat } from "./ui/tool-renderer.ts";
 import { hostPiVersion, packageVersion } from "./versions.ts";
 
@@ -51,7 +52,10 @@ export function registerPiFold(pi: ExtensionAPI, options: PiFoldOptions = {}): P
 	const live = new LiveSettings(parsed.settings, settingsPath(), options.thresholds !== undefined);
 	const runtime = registerRuntimeHooks(pi, core, parsed.settings);
 	registerFoldSettingsCommand(pi, { live, runtime });
-	registerFoldCommands(pi, runtime);
+	// After the runtime hooks: its turn_end handlers see the boundary the runtime just handled.
+	const bar = registerFoldBar(pi, runtime);
+	registerFoldCommands(pi, runtime, bar);
+	registerNoticeRenderers(pi);
 	registerFoldTool(pi, {
 		core,
 		packageVersion,
@@ -59,8 +63,6 @@ export function registerPiFold(pi: ExtensionAPI, options: PiFoldOptions = {}): P
 		runtime: () => runtime.get()?.status(),
 		actions: () => runtime.actions(),
 	});
-	// After the runtime hooks: their turn_end handlers see the boundary the runtime just handled.
-	registerFoldBar(pi, runtime);
 	registerCleanChat(pi, runtime);
 	return { runtime, projectionCandidates: projectionCandidateProvider(() => runtime.get()) };
 }

@@ -1,13 +1,15 @@
-// The core in a real browser: headless Debian Chromium (driven by playwright-core) loads dist/index.js
-// and the .wasm from a local server, both by streaming compile and by a sync compile of the bytes, and
-// must give exactly what Node and node:crypto give for the same inputs.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+// The core in a real browser: headless Chromium (driven by playwright-core) loads dist/index.js and the
+// .wasm from a local server, both by streaming compile and by a sync compile of the bytes, and must give
+// exactly what Node and node:crypto give for the same inputs. The browser is the one npm installed
+// (@sparticuz/chromium, pinned), or CHROMIUM_PATH's (test/helpers/chromium.ts); never a system one.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ChromiumLookup, findChromium, NPM_CHROMIUM } from "./helpers/chromium.ts";
 import type { CoreCheckResults } from "./hosts/core-checks.js";
 import {
 	DIST_DIR,
@@ -22,7 +24,10 @@ import {
 	WASM_FILE,
 } from "./hosts/reference.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const lookup: ChromiumLookup = await findChromium();
+// The one line a machine without any usable browser gets; the rest of the suite still runs.
+if (!lookup.ok) console.warn(`[browser] skipped: ${lookup.reason}`);
+const SUITE = "the core in headless Chromium";
 // Headless, no sandbox (CI runs as root), and nothing that reaches the network on its own.
 const CHROMIUM_ARGS = [
 	"--headless",
@@ -66,7 +71,7 @@ async function serve(): Promise<Server> {
 	return server;
 }
 
-describe("the core in headless Chromium", () => {
+describe.skipIf(!lookup.ok)(lookup.ok ? `${SUITE} (${lookup.source})` : `${SUITE}: skipped, ${lookup.reason}`, () => {
 	let want: Expected;
 	let got: PageResults;
 	let server: Server | undefined;
@@ -75,18 +80,14 @@ describe("the core in headless Chromium", () => {
 
 	beforeAll(async () => {
 		requireBuilt();
-		if (!existsSync(CHROMIUM)) {
-			throw new Error(
-				`Chromium not found at ${CHROMIUM}. Install it (CI's .ci/run does): ` +
-					"apt-get update && apt-get install -y --no-install-recommends chromium, or set CHROMIUM_PATH.",
-			);
-		}
+		if (!lookup.ok) return;
 		want = await expected();
 		server = await serve();
 		const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 		// A fresh profile dir per run; chromium.launch() refuses --user-data-dir in args.
 		context = await chromium.launchPersistentContext(profile, {
-			executablePath: CHROMIUM,
+			executablePath: lookup.executablePath,
+			env: lookup.env,
 			headless: true,
 			args: CHROMIUM_ARGS,
 			timeout: 20_000,
@@ -119,6 +120,8 @@ describe("the core in headless Chromium", () => {
 		expect(major).toMatch(/^\d+$/);
 		expect(got.userAgent).toMatch(new RegExp(`Chrome/${major}\\.`));
 		expect(got.compileStreaming).toBe(true);
+		// Without CHROMIUM_PATH it is the npm package's build: its major is the package's.
+		if (lookup.ok && lookup.version) expect(major).toBe(lookup.version.split(".")[0]);
 	});
 
 	it("loadCoreAsync(fetch(...)), a streaming compile, matches Node and node:crypto", () => {
@@ -139,5 +142,26 @@ describe("the core in headless Chromium", () => {
 
 	it("estimates tokens", () => {
 		expectTokenEstimates(got.streaming);
+	});
+});
+
+describe("the browser lookup", () => {
+	it(`without CHROMIUM_PATH finds the ${NPM_CHROMIUM} build npm installed, never a system browser`, async () => {
+		if (process.platform !== "linux" || process.arch !== "x64") return;
+		const found = await findChromium({ PATH: "/nonexistent" });
+		expect(found.ok).toBe(true);
+		if (!found.ok) return;
+		expect(found.executablePath).toContain("/node_modules/.cache/pi-fold-chromium/");
+		expect(found.executablePath).not.toMatch(/^\/usr\//);
+		expect(found.source).toMatch(new RegExp(`^${NPM_CHROMIUM} \\d+\\.\\d+\\.\\d+$`));
+		expect(found.env.LD_LIBRARY_PATH?.split(":")[0]).toBe(`${found.executablePath.slice(0, -"chromium".length)}lib`);
+	});
+
+	it("CHROMIUM_PATH wins, and a missing one is an error naming it, not a skip", async () => {
+		await expect(findChromium({ CHROMIUM_PATH: "/nonexistent/chromium" })).rejects.toThrow(
+			"CHROMIUM_PATH=/nonexistent/chromium: no such file",
+		);
+		const self = await findChromium({ CHROMIUM_PATH: process.execPath });
+		expect(self).toMatchObject({ ok: true, executablePath: process.execPath, source: "CHROMIUM_PATH" });
 	});
 });

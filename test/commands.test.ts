@@ -10,7 +10,10 @@ import type { FoldId } from "../src/fold-types.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { RECORD_TYPE } from "../src/session/journal.ts";
-import { makeSession, removeTempDirs, type TestSession, textOf } from "./helpers/pi-harness.ts";
+import { tokensOfBudget } from "../src/ui/window-figure.ts";
+import { FIXTURE_MODEL, FIXTURE_PROVIDER } from "./fixtures/faux-status-ext.ts";
+import { childEnv, REPO_ROOT, runPi } from "./helpers/pi-cli.ts";
+import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir, textOf } from "./helpers/pi-harness.ts";
 import { type RecordedNote, recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
@@ -99,16 +102,30 @@ describe("/fold and /fold-status on a real session", () => {
 		expect(rt.status().problems).toEqual([]);
 	});
 
-	it("/fold-status names the budget, occupancy, every mark with what it frees, pins and the counters", async () => {
+	it("/fold-status counts what a person sees, with the one window figure, each term explained", async () => {
 		const note = await command("/fold-status");
 		expect(note.type).toBe("info");
-		expect(note.message).toContain(`budget: ${BUDGET.toLocaleString("en-US")} tokens (providerInputBudget; window `);
-		expect(note.message).toMatch(/occupancy \(next request, calibrated\): \d+ tokens = [\d.]+% of the budget/);
-		for (const id of marks) expect(note.message).toMatch(new RegExp(`mark ${id}: .*frees ~\\d+ tokens`));
-		expect(note.message).toMatch(/^pins: 0 entries/m);
-		expect(note.message).toMatch(/^rewrites: \d+ requests = .* \+ 0 unattributed$/m);
-		expect(note.message).toContain("staged for the next turn: nothing");
-		expect(note.message).toMatch(/^-- window: ~\d+ of 100000 tokens/m);
+		const over = fold.runtime.actions()?.overview(h.session.extensionRunner.createContext());
+		if (!over?.ok) throw new Error("no overview");
+		const a = over.overview.arithmetic;
+		const lines = note.message.split("\n");
+		// The figure every display shows, from the same function.
+		expect(lines[0]).toBe(`pi-fold: window ${tokensOfBudget(a.occupancy, BUDGET)}`);
+		expect(lines[1]).toContain(`100k is pi-fold's budget for it (set by providerInputBudget; window `);
+		expect(lines[2]).toMatch(/^ {2}at 80% pi-fold commits: it folds pending marks until the window is back near 40%$/);
+		expect(note.message).toMatch(
+			/^in the window: 0 folds shown as a short brief each, 0 expanded, \d+ messages in full;/m,
+		);
+		expect(note.message).toContain(`pending marks: ${marks.length}, would free ~`);
+		for (const id of marks) expect(note.message).toMatch(new RegExp(`^ {2}${id} [a-z-]+: frees ~[\\d.]+k?$`, "m"));
+		expect(note.message).toMatch(/^pins: 0 messages held in full through every commit/m);
+		expect(note.message).toContain("so far: 0 commits");
+		expect(note.message).toMatch(/^prompt cache: between commits every request only appended/m);
+		expect(note.message).toMatch(/^problems: none$/m);
+		// No counter dump and no internal term left unexplained.
+		for (const internal of ["rewrites:", "attributed", "calibrated", "fence", "evidence", "-- window"]) {
+			expect(note.message).not.toContain(internal);
+		}
 	});
 
 	it("bad /fold arguments get the specific refusal and change nothing", async () => {
@@ -256,11 +273,33 @@ describe("/fold on a session with nothing marked", () => {
 			]);
 			await h.session.prompt("/fold-status");
 			expect(notes[1].type).toBe("info");
-			expect(notes[1].message).toContain("pending marks: 0");
-			expect(notes[1].message).toContain("occupancy (next request, calibrated): not measured yet");
+			expect(notes[1].message).toContain("pending marks: none (a mark is a finished span");
+			expect(notes[1].message).toMatch(/^pi-fold: window ~\d+ of 100k tokens \(\d+%\)$/m);
 			expect(h.captured).toEqual([]);
 		} finally {
 			h.dispose();
 		}
 	});
+});
+
+describe('slash commands in print mode (`pi -p "/fold-status"`)', () => {
+	it("print their answer: on stdout, a refusal on stderr", async () => {
+		const env = childEnv(piEnv());
+		const work = tempDir("print-mode");
+		const base = ["-e", `${REPO_ROOT}src/index.ts`, "-e", `${REPO_ROOT}test/fixtures/faux-status-ext.ts`];
+		base.push("--provider", FIXTURE_PROVIDER, "--model", FIXTURE_MODEL, "--no-session");
+		const status = await runPi(["-p", "/fold-status", ...base], { cwd: work, env });
+		expect(status.code, status.stderr).toBe(0);
+		// The fixture's model: a 64k window less room for a 2k answer.
+		expect(status.stdout).toMatch(/^pi-fold: window ~\d+ of 62k tokens \(\d+%\)\n/);
+		expect(status.stdout).toContain("pending marks: none");
+		const refused = await runPi(["-p", "/fold", ...base], { cwd: work, env });
+		expect(refused.code).toBe(0);
+		expect(refused.stdout).toBe("");
+		expect(refused.stderr).toContain("/fold refused, nothing changed: no staged marks to fold");
+		const settings = await runPi(["-p", "/fold-settings", ...base], { cwd: work, env });
+		expect(settings.stdout).toMatch(/^pi-fold settings file: /);
+		const editor = await runPi(["-p", "/fold-editor", ...base], { cwd: work, env });
+		expect(editor.stdout).toContain("The editor's keys (Enter, m, u, p) need the interactive TUI");
+	}, 90_000);
 });

@@ -13,6 +13,7 @@ import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { RECORD_TYPE } from "../src/session/journal.ts";
 import { rebuildLattice } from "../src/session/rebuild.ts";
 import { intentFor, PREVIEW_STEPS, rawUnits } from "../src/ui/editor-model.ts";
+import { FOLD_BAR_KEY, formatTokens } from "../src/ui/fold-bar.ts";
 import type { FoldEditor } from "../src/ui/fold-editor.ts";
 import { makeSession, removeTempDirs, type TestSession, textOf } from "./helpers/pi-harness.ts";
 import { type RecordingUi, recordingUi } from "./helpers/recording-ui.ts";
@@ -122,7 +123,10 @@ describe("/fold-editor on a real session", () => {
 		const lines = editor.render(WIDTH);
 		for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(WIDTH);
 		const text = plain(lines.join("\n"));
-		expect(text).toMatch(/window ~[\d.]+k? of 14k tokens \(\d+\.\d%\)/);
+		expect(text).toMatch(/window ~[\d.]+k? of 14k tokens \(\d+%\)/);
+		// The whole screen is the map's: exactly the terminal's rows, every one painted across the width.
+		expect(lines).toHaveLength(ROWS);
+		for (const line of lines) expect(visibleWidth(line)).toBe(WIDTH);
 		expect(text).toContain(`${lattice.pending().length} marks`);
 	});
 
@@ -149,7 +153,7 @@ describe("/fold-editor on a real session", () => {
 		press(ENTER, ENTER, ENTER);
 		expect(editor.preview?.level).toBe(PREVIEW_STEPS.length - 1);
 		const deepest = editor.render(WIDTH);
-		expect(deepest.length).toBeLessThanOrEqual(Math.floor(ROWS * 0.9));
+		expect(deepest.length).toBeLessThanOrEqual(ROWS);
 		expect(plain(deepest.join("\n"))).toMatch(/… \d+ more lines/);
 		expect(state()).toEqual(before);
 	});
@@ -181,7 +185,25 @@ describe("/fold-editor on a real session", () => {
 		expect(editor.anchor).toBeUndefined();
 		expect(editor.message?.error).toBe(true);
 		expect(editor.message?.text).toMatch(/contains pending mark/);
+		// Shown whole, wrapped in a narrow terminal: every word of the reason is on screen.
+		const narrow = plain(editor.render(40).join("\n"));
+		const words = (editor.message?.text ?? "").split(/\s+/).filter((w) => w.length > 3);
+		for (const w of words) expect(narrow.replaceAll("\n", " ")).toContain(w);
 		expect(state()).toEqual(before);
+	});
+
+	it("the list stops at its ends: Up on the first row and Down on the last do not wrap around", () => {
+		const first = editor.rows[0];
+		const last = editor.rows.at(-1);
+		if (!last) throw new Error("no rows");
+		select(first.key);
+		press(UP);
+		expect(editor.selected?.key).toBe(first.key);
+		select(last.key);
+		press(DOWN);
+		expect(editor.selected?.key).toBe(last.key);
+		press(UP);
+		expect(editor.selected?.key).toBe(editor.rows.at(-2)?.key);
 	});
 
 	it("u withdraws a mark; m, m and a typed brief mark its span again, durably", () => {
@@ -268,7 +290,20 @@ describe("/fold-editor on a real session", () => {
 		expect(editor.rows[at]).toMatchObject({ kind: "expanded", staged: "expand" });
 		const children = lattice?.get(id)?.children ?? [];
 		expect(editor.rows.slice(at + 1, at + 1 + children.length).map((r) => r.depth)).toEqual(children.map(() => 1));
-		expect(plain(editor.header.join("\n"))).toContain(`staged for the next turn: expand ${id}`);
+		expect(plain(editor.header.join("\n"))).toContain(`staged for the next turn: expand ${id} (counted in the window)`);
+		// The fold bar redrew at once, with the same figure as the editor's header and the staged expand.
+		const bar =
+			rec.widgets
+				.filter((w) => w.key === FOLD_BAR_KEY)
+				.at(-1)
+				?.lines?.join(" ") ?? "";
+		const header = plain(editor.header[0]);
+		const [, tokens, budget, pct] = /window ~([\d.]+k?) of ([\d.]+k?) tokens \((\d+%)\)/.exec(header) ?? [];
+		expect(pct, header).toBeDefined();
+		expect(bar).toContain(`▏ ${pct} of ${budget} `);
+		expect(bar).toContain(`incl. staged expand ${id}`);
+		const over = pifold.runtime.actions()?.overview(h.session.extensionRunner.createContext());
+		expect(over?.ok && formatTokens(over.overview.arithmetic.occupancy)).toBe(tokens);
 		press(ENTER);
 		expect(rt.staged).toHaveLength(1);
 		expect(editor.preview?.title).toContain("verified by SHA-256 from the fold store");

@@ -1,9 +1,9 @@
-// The package as a user gets it: `npm pack`, then `pi install` of the tarball into a temp Pi
-// agent dir (npm really installs it, dependencies from the registry), then `pi -p` with a scripted
-// offline model that calls pi_fold_context. The answer must come from the Wasm core of the
-// INSTALLED copy, loaded inside Pi.
+// The package as a user gets it: `npm pack`, then every install route the README documents, each in
+// its own temp Pi home, then `pi -p` with a scripted offline model that calls pi_fold_context. The
+// answer must come from the Wasm core of the INSTALLED copy, loaded inside Pi. The two forms Pi
+// accepts but never loads are checked too, so the README's warning stays true.
 import { hash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCoreFile } from "../bindings/node.ts";
@@ -15,11 +15,17 @@ import { piEnv, removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
 interface PackageJson {
 	name: string;
 	version: string;
+	license?: string;
 	keywords?: string[];
+	bin?: Record<string, string>;
+	files?: string[];
+	exports?: Record<string, string | Record<string, string>>;
 	scripts?: Record<string, string>;
 	dependencies?: Record<string, string>;
 	peerDependencies?: Record<string, string>;
+	peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 	pi?: { extensions?: string[] };
+	[field: string]: unknown;
 }
 
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, "utf8")) as T;
@@ -35,6 +41,8 @@ const HOST_PACKAGES = [
 	"@earendil-works/pi-tui",
 	"typebox",
 ];
+/** Every script npm runs on its own during an install (of this package or of a project holding it). */
+const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare", "preprepare", "postprepare"];
 const FIXTURE = join(REPO_ROOT, "test/fixtures/faux-status-ext.ts");
 
 const show = (r: RunResult) => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
@@ -59,12 +67,22 @@ function listFiles(dir: string): string[] {
 		);
 }
 
+/** Every path the manifest names: exports targets, bin, Pi's extensions, files entries. */
+function manifestPaths(pkg: PackageJson): string[] {
+	const paths: string[] = [];
+	for (const target of Object.values(pkg.exports ?? {})) {
+		paths.push(...(typeof target === "string" ? [target] : Object.values(target)));
+	}
+	paths.push(...Object.values(pkg.bin ?? {}), ...(pkg.pi?.extensions ?? []), ...(pkg.files ?? []));
+	return paths;
+}
+
 let tarball = "";
 let unpacked = ""; // the tarball's "package/" folder, extracted for inspection only
 
 beforeAll(async () => {
-	// npm test builds first; pack with --ignore-scripts so `prepare` does not rebuild wasm/ and dist/
-	// while test files running in parallel read them (and the build is not paid twice).
+	// npm test builds first (pretest); pack with --ignore-scripts so `prepack` does not rebuild wasm/
+	// and dist/ while test files running in parallel read them (and the build is not paid twice).
 	for (const built of ["wasm/pi-fold-core.wasm", "dist/node.js", "dist/index.js"]) {
 		if (!existsSync(join(REPO_ROOT, built))) throw new Error(`${built} is missing: run \`npm run build\` first`);
 	}
@@ -86,14 +104,42 @@ afterAll(() => {
 	removeTempDirs();
 });
 
+/** `pi -p` with the scripted model that calls pi_fold_context status; more `-e` extensions before it. */
+function askStatus(env: NodeJS.ProcessEnv, cwd: string, extensions: string[] = []): Promise<RunResult> {
+	const args = ["-p", "report pi-fold status", ...extensions.flatMap((e) => ["-e", e]), "-e", FIXTURE];
+	args.push("--provider", FIXTURE_PROVIDER, "--model", FIXTURE_MODEL, "--no-session");
+	return runPi(args, { cwd, env });
+}
+
+/** The tool answered inside Pi, from the core in `packageDir` (the copy Pi loaded). */
+function expectAnsweredFrom(result: RunResult, packageDir: string, env: NodeJS.ProcessEnv): void {
+	expect(result.code, show(result)).toBe(0);
+	const out = result.stdout;
+	expect(out, show(result)).toContain("pi_fold_context answered:\npi-fold ");
+	expect(out).not.toContain("<error>");
+	const wasmFile = join(realpathSync(packageDir), "wasm/pi-fold-core.wasm");
+	// Version read from that .wasm in this process; Pi's run must report the same core, from that file.
+	const coreVersion = loadCoreFile(wasmFile).version;
+	expect(coreVersion).toMatch(/^\d+\.\d+\.\d+$/);
+	expect(out).toContain(`core: pi-fold-core ${coreVersion} (WebAssembly) from ${wasmFile}`);
+	expect(out).toContain("self-check: ok");
+	expect(out).toContain(`probe sha256 (by the core): ${hash("sha256", STATUS_PROBE, "hex")}`);
+	expect(out).toContain(`pi-fold ${PKG.version} status`);
+	expect(out).toContain(`host: Pi ${PI_VERSION}`);
+	// The run stayed inside the temp dirs.
+	expect(existsSync(join(env.HOME!, ".pi"))).toBe(false);
+}
+
 describe("the packed tarball", () => {
-	it("holds the extension, bindings, built JS and the Wasm core, and nothing dev-only", () => {
+	it("holds the extension, bindings, built JS, the Wasm core, licence and changelog, and nothing dev-only", () => {
 		const files = listFiles(unpacked);
-		expect(files).toContain("package.json");
-		expect(files).toContain("src/index.ts");
-		expect(files).toContain("bindings/node.ts");
-		expect(files).toContain("dist/node.js");
-		expect(files).toContain("wasm/pi-fold-core.wasm");
+		for (const f of ["package.json", "src/index.ts", "bindings/node.ts", "dist/node.js", "wasm/pi-fold-core.wasm"]) {
+			expect(files).toContain(f);
+		}
+		for (const f of ["LICENSE", "CHANGELOG.md", "README.md"]) expect(files).toContain(f);
+		expect(readFileSync(join(unpacked, "LICENSE"), "utf8")).toMatch(/^MIT License\n/);
+		expect(PKG.license).toBe("MIT");
+		expect(readFileSync(join(unpacked, "CHANGELOG.md"), "utf8")).toContain(`## ${PKG.version}`);
 		for (const devOnly of ["test/", "assembly/", "bench/", "node_modules/"]) {
 			expect(files.filter((f) => f.startsWith(devOnly))).toEqual([]);
 		}
@@ -102,69 +148,156 @@ describe("the packed tarball", () => {
 		for (const f of bindings) expect(files).toContain(`bindings/${f}`);
 	});
 
-	it("declares a Pi package with no install-time scripts and the host packages as peers only", () => {
+	it("has no field pointing nowhere: every path the manifest names is in the tarball", () => {
+		const pkg = readJson<PackageJson>(join(unpacked, "package.json"));
+		const paths = manifestPaths(pkg);
+		expect(paths.length).toBeGreaterThan(8);
+		for (const p of paths) expect(existsSync(join(unpacked, p)), p).toBe(true);
+		// Left for the publisher to fill: absent is fine, but never empty or a placeholder.
+		for (const field of ["repository", "homepage", "bugs"]) {
+			if (pkg[field] !== undefined) expect(JSON.stringify(pkg[field])).not.toMatch(/""|TODO|example\.com/);
+		}
+	});
+
+	it("declares a Pi package with no install-time scripts and the host packages as optional peers only", () => {
 		const pkg = readJson<PackageJson>(join(unpacked, "package.json"));
 		expect(pkg.name).toBe(PKG.name);
 		expect(pkg.keywords).toContain("pi-package");
-		// npm runs these for every install; `prepare` is fine: npm does not run it for tarball/registry installs.
-		for (const script of ["preinstall", "install", "postinstall"]) expect(pkg.scripts?.[script]).toBeUndefined();
+		// npm runs these on install (and warns about each); the build runs from pretest/predemo/prepack.
+		for (const script of INSTALL_SCRIPTS) expect(pkg.scripts?.[script], script).toBeUndefined();
 		expect(pkg.pi?.extensions?.length).toBeGreaterThan(0);
-		for (const entry of pkg.pi?.extensions ?? []) expect(existsSync(join(unpacked, entry))).toBe(true);
 		for (const host of HOST_PACKAGES) {
 			expect(pkg.peerDependencies?.[host]).toBe("*");
+			expect(pkg.peerDependenciesMeta?.[host]?.optional, host).toBe(true);
 			expect(pkg.dependencies?.[host]).toBeUndefined();
 		}
 	});
 });
 
-describe("installed with `pi install` and run inside Pi", () => {
+describe("`pi install npm:pi-fold@file:<abs .tgz>` (npm installs the tarball into Pi's npm dir)", () => {
 	const env = childEnv(piEnv());
 	const agentDir = env.PI_CODING_AGENT_DIR!;
 	const installed = join(agentDir, "npm/node_modules", PKG.name);
 	const work = tempDir("work");
-	// `npm:<name>@file:<abs .tgz>` makes Pi run npm's real install of the tarball into its managed
-	// npm dir and find it again by name. (`npm:<abs .tgz>` installs too, but Pi then looks for the
-	// package under the path as its name and never loads it; a local dir is loaded without npm.)
 	const source = () => `npm:${PKG.name}@file:${tarball}`;
 
-	it("installs the tarball through npm: runtime dependencies from the registry, no host packages", async () => {
-		const result = await timed("pi install", () => runPi(["install", source()], { cwd: work, env }));
+	it("installs: runtime dependencies from the registry, no host packages, no install-script warning of its own", async () => {
+		const result = await timed("pi install npm:…@file:", () => runPi(["install", source()], { cwd: work, env }));
 		expect(result.code, show(result)).toBe(0);
 		expect(result.stdout).toContain(`Installed ${source()}`);
+		expect(`${result.stdout}${result.stderr}`).not.toMatch(
+			new RegExp(`${PKG.name}@[^ ]+ \\((pre|post)?(install|prepare)`),
+		);
 		expect(readJson<{ packages: unknown[] }>(join(agentDir, "settings.json")).packages).toEqual([source()]);
 		expect(readJson<PackageJson>(join(installed, "package.json")).version).toBe(PKG.version);
 		for (const dep of Object.keys(PKG.dependencies ?? {})) {
 			expect(existsSync(join(agentDir, "npm/node_modules", dep, "package.json")), dep).toBe(true);
 		}
-		// Pi installs with --legacy-peer-deps: extensions must use the host's Pi, never a second copy.
+		// Extensions must use the host's Pi, never a second copy.
 		for (const host of HOST_PACKAGES) expect(existsSync(join(agentDir, "npm/node_modules", host)), host).toBe(false);
+		const listed = await runPi(["list"], { cwd: work, env });
+		expect(listed.stdout).toContain(source());
+		expect(listed.stdout).toContain(installed);
 	}, 90_000);
 
-	it("is listed by `pi list`", async () => {
-		const result = await runPi(["list"], { cwd: work, env });
-		expect(result.code, show(result)).toBe(0);
-		expect(result.stdout).toContain(source());
-		expect(result.stdout).toContain(installed);
-	});
-
 	it("answers pi_fold_context status from the installed copy's Wasm core", async () => {
-		const args = ["-p", "report pi-fold status", "-e", FIXTURE, "--provider", FIXTURE_PROVIDER];
-		args.push("--model", FIXTURE_MODEL, "--no-session");
-		const result = await timed("pi -p", () => runPi(args, { cwd: work, env }));
-		expect(result.code, show(result)).toBe(0);
-		const out = result.stdout;
-		expect(out, show(result)).toContain("pi_fold_context answered:\npi-fold ");
-		expect(out).not.toContain("<error>");
-		const wasmFile = join(realpathSync(installed), "wasm/pi-fold-core.wasm");
-		// Version read from the installed .wasm in this process; Pi's run must report the same core, from that file.
-		const coreVersion = loadCoreFile(wasmFile).version;
-		expect(coreVersion).toMatch(/^\d+\.\d+\.\d+$/);
-		expect(out).toContain(`core: pi-fold-core ${coreVersion} (WebAssembly) from ${wasmFile}`);
-		expect(out).toContain("self-check: ok");
-		expect(out).toContain(`probe sha256 (by the core): ${hash("sha256", STATUS_PROBE, "hex")}`);
-		expect(out).toContain(`pi-fold ${PKG.version} status`);
-		expect(out).toContain(`host: Pi ${PI_VERSION}`);
-		// The run stayed inside the temp dirs.
-		expect(existsSync(join(env.HOME!, ".pi"))).toBe(false);
+		const result = await timed("pi -p (npm route)", () => askStatus(env, work));
+		expectAnsweredFrom(result, installed, env);
 	}, 60_000);
+});
+
+describe("`pi install /path/to/pi-fold` (a local folder, loaded where it is)", () => {
+	it("a folder made from the tarball plus its runtime dependencies: the tool answers from that folder", async () => {
+		const env = childEnv(piEnv());
+		// What the tarball holds, and `npm install --omit=dev` for msgpackr: a clone after `npm ci` has more.
+		const deps = await timed("npm install --omit=dev (folder)", () =>
+			run("npm", ["install", "--omit=dev", "--no-package-lock", "--ignore-scripts"], { cwd: unpacked, env }),
+		);
+		expect(deps.code, show(deps)).toBe(0);
+		const work = tempDir("work-dir");
+		const installed = await runPi(["install", unpacked], { cwd: work, env });
+		expect(installed.code, show(installed)).toBe(0);
+		expect(installed.stdout).toContain("Installed");
+		const result = await timed("pi -p (folder route)", () => askStatus(env, work));
+		expectAnsweredFrom(result, unpacked, env);
+	}, 90_000);
+
+	it("this clone itself (after npm ci and the build): the tool answers from the clone", async () => {
+		const env = childEnv(piEnv());
+		const work = tempDir("work-clone");
+		const installed = await runPi(["install", REPO_ROOT], { cwd: work, env });
+		expect(installed.code, show(installed)).toBe(0);
+		const result = await timed("pi -p (clone route)", () => askStatus(env, work));
+		expectAnsweredFrom(result, REPO_ROOT, env);
+	}, 60_000);
+});
+
+describe("`registerPiFold` from `pi-fold/extension`, in a project that installed the tarball", () => {
+	it("plain `npm install <tgz>` pulls no Pi host packages; a Pi extension there imports registerPiFold and sets options", async () => {
+		const env = childEnv(piEnv());
+		const project = tempDir("project");
+		writeFileSync(
+			join(project, "package.json"),
+			`${JSON.stringify({ name: "uses-pi-fold", private: true, type: "module" })}\n`,
+		);
+		// No --legacy-peer-deps: the peers are optional, so npm must not install Pi and its provider SDKs.
+		const npmInstall = await timed("npm install <tgz>", () => run("npm", ["install", tarball], { cwd: project, env }));
+		expect(npmInstall.code, show(npmInstall)).toBe(0);
+		for (const host of HOST_PACKAGES) expect(existsSync(join(project, "node_modules", host)), host).toBe(false);
+		const ext = join(project, "my-extension.ts");
+		writeFileSync(
+			ext,
+			[
+				'import { writeFileSync } from "node:fs";',
+				'import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";',
+				'import { registerPiFold } from "pi-fold/extension";',
+				"export default function (pi: ExtensionAPI): void {",
+				"\tconst fold = registerPiFold(pi, { providerInputBudget: 12_345 });",
+				'\tpi.on("session_start", () => {',
+				"\t\tconst settings = fold.runtime.get()?.settings;",
+				"\t\tconst candidates = fold.projectionCandidates();",
+				'\t\twriteFileSync("registered.json", JSON.stringify({ budget: settings?.providerInputBudget, candidates }));',
+				"\t});",
+				"}",
+				"",
+			].join("\n"),
+		);
+		const result = await timed("pi -p (registerPiFold)", () => askStatus(env, project, [ext]));
+		expectAnsweredFrom(result, join(project, "node_modules", PKG.name), env);
+		expect(readJson(join(project, "registered.json"))).toEqual({ budget: 12_345, candidates: [] });
+		// The subpath does not exist for a typo: the export map is what makes the import work.
+		const missing = await run(
+			process.execPath,
+			["--input-type=module", "-e", 'import("pi-fold/nope").catch((e) => { console.log(e.code); })'],
+			{
+				cwd: project,
+				env,
+			},
+		);
+		expect(missing.stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED");
+	}, 120_000);
+});
+
+describe("the two forms Pi accepts but never loads (the README warns about both)", () => {
+	it("`pi install ./pi-fold-x.y.z.tgz` reports success, then the extension fails to load", async () => {
+		const env = childEnv(piEnv());
+		const work = tempDir("work-tgz");
+		const installed = await runPi(["install", tarball], { cwd: work, env });
+		expect(installed.code, show(installed)).toBe(0);
+		expect(installed.stdout).toContain("Installed");
+		const result = await askStatus(env, work);
+		expect(`${result.stdout}${result.stderr}`).not.toContain("pi_fold_context answered:\npi-fold ");
+	}, 60_000);
+
+	it("`pi install npm:/abs/pi-fold-x.y.z.tgz` reports success, then the tool is not there", async () => {
+		const env = childEnv(piEnv());
+		const work = tempDir("work-npm-path");
+		const installed = await timed("pi install npm:<abs .tgz>", () =>
+			runPi(["install", `npm:${tarball}`], { cwd: work, env }),
+		);
+		expect(installed.code, show(installed)).toBe(0);
+		expect(installed.stdout).toContain("Installed");
+		const result = await askStatus(env, work);
+		expect(result.stdout).toContain("Tool pi_fold_context not found");
+	}, 90_000);
 });

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { parseArgs } from "../src/replay/args.ts";
+import { MIN_NODE, nodeVersionProblem } from "../src/replay/launch-check.ts";
+import { textReport } from "../src/replay/output.ts";
 import { progressBar } from "../src/replay/progress.ts";
 import { fitHiddenPrefix } from "../src/replay/provider-tokens.ts";
 import { type PolicyResult, type ReplayResult, replayFile } from "../src/replay/replay.ts";
@@ -22,7 +24,7 @@ import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from 
 
 const core = nodeCore();
 const CLI = fileURLToPath(new URL("../src/replay/cli.ts", import.meta.url));
-const BUILT_CLI = join(REPO_ROOT, "dist/cli/src/replay/cli.js");
+const BUILT_BIN = join(REPO_ROOT, "dist/cli/src/replay/bin.js");
 const STAGES = 16;
 /**
  * The estimator's tolerance, relative to the size (as in runtime.test.ts): a replayed request that
@@ -259,7 +261,15 @@ describe("the real Pi session fixture", () => {
 			]);
 			const card = cardOfModel({ provider: "anthropic", id: "claude-opus-4-5", cost: OPUS_COST }) as PriceCard;
 			expect(fold.cost).toBeCloseTo(summarizeArm("x", foldPolicy.records, card).cost, 9);
-			// The issue's target (pi-fold cost <= 0.85x native, total tokens <= 1.0x) is reported, not asserted.
+			// The text names no internal refusal: a usage report the runtime set aside is explained in one line.
+			const text = textReport(result);
+			expect(text).not.toContain("implausible");
+			const setAside = foldPolicy.problems.filter((p) => p.includes("implausible calibration")).length;
+			if (setAside > 0) expect(text).toMatch(new RegExp(`^pi-fold: set aside ${setAside} usage report`, "m"));
+			// Rows with no data in a replay are left out.
+			expect(text).not.toContain("| wall clock |");
+			expect(text).not.toContain("| values visible");
+			// The target (pi-fold cost <= 0.85x native, total tokens <= 1.0x) is reported, not asserted.
 			console.log(
 				`fixture: pi-fold/native cost ${(fold.cost / native.cost).toFixed(3)}x, total tokens ` +
 					`${(fold.totalTokens / native.totalTokens).toFixed(3)}x; pi-fold ${foldPolicy.events.length} commits, ` +
@@ -302,6 +312,17 @@ describe("the real Pi session fixture", () => {
 // ---- the CLI ----
 
 const ENV = childEnv(piEnv());
+
+/** A Node older than MIN_NODE installed on this machine (the system one here), if any. */
+async function olderNode(): Promise<{ path: string; version: string } | undefined> {
+	for (const path of ["/usr/bin/node", "/usr/local/bin/node", "/bin/node"]) {
+		if (!existsSync(path)) continue;
+		const r = await run(path, ["-p", "process.versions.node"], { cwd: REPO_ROOT, env: ENV });
+		const version = r.stdout.trim();
+		if (r.code === 0 && nodeVersionProblem(version)) return { path, version };
+	}
+	return undefined;
+}
 
 function cli(args: readonly string[], script = CLI): Promise<RunResult> {
 	return run(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: ENV, timeoutMs: 120_000 });
@@ -439,7 +460,31 @@ describe("the CLI", () => {
 			/prices for pi-fold-faux\/faux-1 \(\d+ requests\): not in Pi's catalog \(or no cost there\): the default card: default \(/,
 		);
 		expect(r.stdout).toContain(`pi-fold: ${rec.commits} commits, first carried by request ${rec.rewritten.join(", ")}`);
-		expect(r.stderr).toBe(""); // not a terminal: no progress bar
+		// Which limit each ratio is measured against, in words.
+		expect(r.stdout).toContain(
+			`its share of pi-fold's serving budget, ${FOLD_BUDGET.toLocaleString("en-US")} tokens, in every column`,
+		);
+		expect(r.stdout).toMatch(
+			/Native compacts above its own threshold, [\d,]+ \(the window [\d,]+ minus reserveTokens [\d,]+\)/,
+		);
+		// No figure anywhere: no row.
+		expect(r.stdout).not.toContain("| wall clock |");
+		// stderr holds at most progress lines (a replay over a second shows them, terminal or not).
+		expect(r.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("replaying ["))).toEqual([]);
+		const quiet = await cli([
+			"replay",
+			rec.file,
+			"--quiet",
+			"--window",
+			String(FOLD_WINDOW),
+			"--budget",
+			String(FOLD_BUDGET),
+		]);
+		expect(quiet.code, quiet.stderr).toBe(0);
+		expect(quiet.stderr).toBe("");
+		// The same report; only the timing row may differ between two runs.
+		const untimed = (text: string) => text.split("\n").filter((l) => !l.startsWith("| added time"));
+		expect(untimed(quiet.stdout)).toEqual(untimed(r.stdout));
 	});
 
 	it("a price card changes the cost and nothing else", async () => {
@@ -481,23 +526,43 @@ describe("the CLI", () => {
 		expect(unknown.stderr).toContain("--model acme/nothing-9 is not in Pi's model catalog");
 	});
 
-	it("the built bin (dist/cli) runs the same replay", async () => {
+	it("the built bin (dist/cli) runs the same replay, and says its version", async () => {
 		const tsc = await run(join(REPO_ROOT, "node_modules/.bin/tsc"), ["-p", "tsconfig.bin.json"], {
 			cwd: REPO_ROOT,
 			env: ENV,
 			timeoutMs: 120_000,
 		});
 		expect(tsc.code, tsc.stdout + tsc.stderr).toBe(0);
-		expect(existsSync(BUILT_CLI)).toBe(true);
+		expect(existsSync(BUILT_BIN)).toBe(true);
 		const r = await cli(
 			["replay", rec.file, "--json", "--window", String(FOLD_WINDOW), "--budget", String(FOLD_BUDGET)],
-			BUILT_CLI,
+			BUILT_BIN,
 		);
 		expect(r.code, r.stderr).toBe(0);
 		const json = JSON.parse(r.stdout) as ReplayResult;
 		expect(policy(json, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
 		const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8"));
-		expect(join(REPO_ROOT, pkg.bin["pi-fold"])).toBe(BUILT_CLI);
+		expect(join(REPO_ROOT, pkg.bin["pi-fold"])).toBe(BUILT_BIN);
+		for (const args of [["--version"], ["replay", "--version"]]) {
+			const v = await cli(args, BUILT_BIN);
+			expect(v, args.join(" ")).toMatchObject({ code: 0, stdout: `pi-fold ${pkg.version}\n`, stderr: "" });
+		}
+		const dev = await cli(["--version"]);
+		expect(dev.stdout).toBe(`pi-fold ${pkg.version}\n`);
+	});
+
+	it("under a Node older than 22.19 the bin says so in one line (with the Node found on this machine)", async () => {
+		const old = await olderNode();
+		if (!old) {
+			console.info(
+				"[replay] no Node older than 22.19 on this machine: the version check is tested by its function only",
+			);
+			return;
+		}
+		const r = await run(old.path, [BUILT_BIN, "replay", rec.file], { cwd: REPO_ROOT, env: ENV });
+		expect(r).toEqual({ code: 1, stdout: "", stderr: `pi-fold: needs Node >= 22.19 (found ${old.version})\n` });
+		// --version needs nothing newer.
+		expect((await run(old.path, [BUILT_BIN, "--version"], { cwd: REPO_ROOT, env: ENV })).code).toBe(0);
 	});
 });
 
@@ -505,12 +570,15 @@ describe("pieces", () => {
 	it("arguments: flags with = or a separate value, one file, every mistake named", () => {
 		expect(parseArgs(["replay", "s.jsonl", "--window=100", "--budget", "80", "--json"])).toEqual({
 			kind: "replay",
-			args: { file: "s.jsonl", window: 100, budget: 80, json: true, progress: false },
+			args: { file: "s.jsonl", window: 100, budget: 80, json: true, quiet: false },
 		});
+		expect(parseArgs(["replay", "s.jsonl", "--quiet"])).toMatchObject({ kind: "replay", args: { quiet: true } });
 		expect(parseArgs(["--help"])).toEqual({ kind: "help" });
 		expect(parseArgs(["replay", "s.jsonl", "--model=openrouter/qwen/qwen3-coder-flash"])).toMatchObject({
 			args: { model: { provider: "openrouter", id: "qwen/qwen3-coder-flash" } },
 		});
+		expect(parseArgs(["--version"])).toEqual({ kind: "version" });
+		expect(parseArgs(["replay", "-V"])).toEqual({ kind: "version" });
 		const errors = [
 			[[], "no command"],
 			[["fold", "s.jsonl"], "unknown command"],
@@ -522,6 +590,8 @@ describe("pieces", () => {
 			[["replay", "a", "--json=yes"], "takes no value"],
 			[["replay", "a", "--model", "gpt-5.5"], "--model needs provider/id"],
 			[["replay", "a", "--model"], "--model needs provider/id"],
+			[["replay", "a", "--quiet=1"], "takes no value"],
+			[["replay", "a", "--progress"], "unknown option --progress"],
 		] as const;
 		for (const [argv, message] of errors) {
 			const r = parseArgs(argv);
@@ -530,7 +600,7 @@ describe("pieces", () => {
 		}
 	});
 
-	it("the progress bar stays silent for the first second, then draws on a terminal only", () => {
+	it("progress stays silent for the first second, then redraws a bar on a terminal and writes lines to a log", () => {
 		let t = 0;
 		const out: string[] = [];
 		const tty = { isTTY: true, write: (s: string) => out.push(s) };
@@ -542,18 +612,40 @@ describe("pieces", () => {
 		t = 1000;
 		bar.update(3, 10);
 		expect(out.join("")).toContain("3/10 requests");
+		expect(out.join("")).toMatch(/^\r/);
 		bar.finish();
 		expect(out.at(-1)?.trim()).toBe("");
-		const pipe: string[] = [];
-		const quiet = progressBar({ isTTY: false, write: (s: string) => pipe.push(s) }, { now: () => t });
-		t = 5000;
+		// Not a terminal (a pipe, a CI log): whole lines, at most one a second.
+		const log: string[] = [];
+		t = 0;
+		const lines = progressBar({ isTTY: false, write: (s: string) => log.push(s) }, { now: () => t });
+		t = 1500;
+		lines.update(4, 10);
+		t = 2000;
+		lines.update(5, 10);
+		t = 2600;
+		lines.update(6, 10);
+		expect(log).toEqual([
+			"replaying [############------------------] 4/10 requests\n",
+			"replaying [##################------------] 6/10 requests\n",
+		]);
+		lines.finish();
+		expect(log).toHaveLength(2);
+		// --quiet: nothing, however long it takes.
+		const none: string[] = [];
+		t = 0;
+		const quiet = progressBar({ isTTY: true, write: (s: string) => none.push(s) }, { quiet: true, now: () => t });
+		t = 60_000;
 		quiet.update(5, 10);
 		quiet.finish();
-		expect(pipe).toEqual([]);
-		const forced = progressBar({ isTTY: false, write: (s: string) => pipe.push(s) }, { force: true, now: () => 0 });
-		t = 0;
-		forced.update(1, 2);
-		expect(pipe).toEqual([]); // forced, but still not in the first second
+		expect(none).toEqual([]);
+	});
+
+	it("the Node version check: older than 22.19 is named with the version found", () => {
+		expect(MIN_NODE).toEqual([22, 19]);
+		expect(nodeVersionProblem("20.20.2")).toBe("needs Node >= 22.19 (found 20.20.2)");
+		expect(nodeVersionProblem("22.18.9")).toBe("needs Node >= 22.19 (found 22.18.9)");
+		for (const ok of ["22.19.0", "22.23.3", "23.0.0", "24.1.0"]) expect(nodeVersionProblem(ok), ok).toBeUndefined();
 	});
 
 	it("the hidden prefix is the fitted line's intercept, and none without a clear one", () => {

@@ -214,6 +214,29 @@ describe("side-by-side table", () => {
 		);
 	});
 
+	it("omitEmpty leaves out the rows no arm has a figure for, and only those", () => {
+		const bare = (name: string) =>
+			summarizeArm(name, [usage({ cacheRead: 10, cacheWrite: 90, output: 5 })], DEFAULT_PRICE_CARD);
+		const labels = (table: string) =>
+			table
+				.split("\n")
+				.slice(2)
+				.map((l) => l.split(" | ")[0].slice(2));
+		const full = labels(renderArmTable([bare("a"), bare("b")]));
+		const kept = labels(renderArmTable([bare("a"), bare("b")], { omitEmpty: true }));
+		expect(full).toEqual(ARM_TABLE_ROWS);
+		const dropped = full.filter((l) => !kept.includes(l));
+		expect(dropped).toEqual([
+			"commits / compactions",
+			"rewrites (attributed / unattributed)",
+			"values visible / recovered / lost",
+			"wall clock",
+			"added time per request (median / p95)",
+		]);
+		// One arm with a figure keeps the row.
+		expect(labels(renderArmTable([fold, bare("b")], { omitEmpty: true }))).toEqual(ARM_TABLE_ROWS);
+	});
+
 	it("renders without a ratio column, and refuses a ratio of an arm it does not have", () => {
 		expect(renderArmTable([native]).split("\n")[0]).toBe("|  | native |");
 		expect(() => renderArmTable([fold, native], { ratio: { numerator: "pi-fold", denominator: "none" } })).toThrow(

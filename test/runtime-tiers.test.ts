@@ -15,6 +15,7 @@ import { runtimeLines } from "../src/tool/status.ts";
 import { CompositionCache, windowComposition } from "../src/ui/composition.ts";
 import { headerLines } from "../src/ui/editor-model.ts";
 import { foldBarLines } from "../src/ui/fold-bar.ts";
+import { windowFigure } from "../src/ui/window-figure.ts";
 import { FAUX_PROVIDER, type FauxCost, makeSession, removeTempDirs, type TestSession } from "./helpers/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
@@ -42,6 +43,16 @@ function answersOf(h: TestSession): AssistantMessage[] {
 }
 
 /** What the tool, /fold-status, the fold bar and the editor say of the budget, for the session's model now. */
+/** The one window figure every display shows. */
+function figureOf(fold: PiFold, ctx: ExtensionContext) {
+	const actions = fold.runtime.actions();
+	const rt = fold.runtime.get();
+	if (!actions || !rt) throw new Error("no runtime");
+	const figure = windowFigure(actions, ctx, rt.staged);
+	if ("error" in figure) throw new Error(figure.error);
+	return figure;
+}
+
 function surfaces(fold: PiFold, h: TestSession) {
 	const rt = fold.runtime.get() as FoldRuntime;
 	const ctx = { model: h.session.model, sessionManager: h.session.sessionManager } as unknown as ExtensionContext;
@@ -53,7 +64,7 @@ function surfaces(fold: PiFold, h: TestSession) {
 		status: runtimeLines(rt.status()).join("\n"),
 		foldStatus: runFoldStatus(fold.runtime, ctx).text,
 		bar: foldBarLines(composition).join("\n"),
-		editor: headerLines(over.overview, [], []).join("\n"),
+		editor: headerLines(over.overview, [], figureOf(fold, ctx)).join("\n"),
 	};
 }
 
@@ -126,7 +137,7 @@ describe("a model with a 2x price tier far below its window, pi-fold's defaults"
 		const s = surfaces(fold as PiFold, h);
 		const why = "price tier: 2x above 20,000; window 60,000";
 		expect(s.status).toContain(`budget: 20,000 tokens (${why}), model ${FAUX_PROVIDER}/faux-1`);
-		expect(s.foldStatus).toContain(`budget: 20,000 tokens (${why})`);
+		expect(s.foldStatus).toContain(`20k is pi-fold's budget for it (set by ${why})`);
 		expect(s.bar).toMatch(/ of 20k \(price tier: 2x above; window 60k\)/);
 		expect(s.editor).toContain(`budget 20,000 (${why})`);
 	});

@@ -43,7 +43,8 @@ export function headerText(r: SessionResult): string {
 	].join("\n");
 }
 
-export function tableText(r: SessionResult): string {
+/** The table and what it rests on; `targets: false` (the demo) leaves out the verdict on the fresh-input target. */
+export function tableText(r: SessionResult, opts: { targets?: boolean } = {}): string {
 	const none = r.reports.none;
 	const lines = [
 		`## pi-fold vs native compaction vs none (serving budget ${int(r.budget)} tokens; peak shown with its share)`,
@@ -61,7 +62,6 @@ export function tableText(r: SessionResult): string {
 			"and a real provider would refuse them.",
 		`fresh-input floor: ${int(r.floor.floor)} tokens (none's fresh input: every appended message written to the ` +
 			`cache once, which any policy pays); above it: pi-fold ${int(r.floor.piFoldAbove)}, native ${int(r.floor.nativeAbove)}.`,
-		`fresh-input target: ${r.floor.verdict}.`,
 	];
 	if (r.tier && r.aboveTier) {
 		const a = r.aboveTier;
@@ -70,6 +70,7 @@ export function tableText(r: SessionResult): string {
 				ARMS.map((arm) => `${arm} ${a[arm]} of ${r.reports[arm].requests}`).join(", "),
 		);
 	}
+	if (opts.targets !== false) lines.push(`fresh-input target: ${r.floor.verdict}.`);
 	return lines.join("\n");
 }
 

@@ -1,5 +1,5 @@
 // /fold-settings (SPEC 7): show or edit the user's settings file. Headless-safe: everything is
-// said through ctx.ui.notify, which every mode has (a no-op where there is no UI).
+// said through say.ts (the UI, or the terminal in print mode).
 //   /fold-settings                              path, values in force and their source, the file's state
 //   /fold-settings maxTarget=0.75 minTarget=0.35  one edit, validated whole, written atomically, put in force
 //   /fold-settings reset                        write the defaults
@@ -10,6 +10,7 @@ import type { RuntimeHandle } from "../runtime/hooks.ts";
 import { THRESHOLD_KEYS, type Thresholds } from "../runtime/thresholds.ts";
 import type { LiveSettings, ThresholdSource } from "../settings/live-settings.ts";
 import type { SettingsLoad } from "../settings/settings-file.ts";
+import { say } from "./say.ts";
 
 export const FOLD_SETTINGS_COMMAND = "fold-settings";
 
@@ -150,7 +151,7 @@ export function registerFoldSettingsCommand(pi: ExtensionAPI, deps: FoldSettings
 		description: "Show or edit pi-fold's thresholds (~/.config/pi-fold/settings.json): key=value pairs, or reset",
 		getArgumentCompletions: settingsCompletions,
 		handler: async (args, ctx) => {
-			const notify: Notify = (message, type) => ctx.ui.notify(message, type);
+			const notify: Notify = (message, type) => say(ctx, message, type);
 			try {
 				runFoldSettings(args, live, notify);
 			} catch (err) {

@@ -1,28 +1,106 @@
-// /fold-status (SPEC 7): where the window stands and what is in it, said through notify (every mode
-// has it): occupancy against the budget, fold roots with their briefs' first lines, pending marks
-// with what they free, pins, what is staged for the next turn, and the rewrite counters.
+// /fold-status (SPEC 7): where the window stands and what is in it, for a person, in every mode
+// (say.ts): the one occupancy figure (window-figure.ts) and what its terms mean, the folds the window
+// shows, the pending marks with what they would free, the pins, what is staged, what pi-fold did so
+// far and anything that went wrong. Each term gets its word of explanation where it first appears;
+// the agent's `pi_fold_context status` keeps every internal counter.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { arithmeticText } from "../runtime/arithmetic.ts";
 import type { RuntimeHandle } from "../runtime/hooks.ts";
-import { overviewLines, runtimeLines } from "../tool/status.ts";
+import type { RuntimeStatus } from "../runtime/runtime-types.ts";
+import { formatTokens, percentOf, stagedNote, windowFigure, windowText } from "../ui/window-figure.ts";
 import type { CommandAnswer } from "./fold.ts";
 
 export const FOLD_STATUS_COMMAND = "fold-status";
+/** Folds listed by name; the rest are counted (/fold-editor shows them all). */
+const LISTED = 8;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** Which limit sets the budget and why: "set by price tier: 2x above 272,000; window 400,000". */
+function budgetWhy(status: RuntimeStatus): string {
+	const b = status.budget;
+	if (!b?.ok) return "the model's context window less room for its answer";
+	return `set by ${b.why}`;
+}
 
 export function runFoldStatus(handle: RuntimeHandle, ctx: ExtensionContext): CommandAnswer {
 	const rt = handle.get();
-	if (!rt)
+	const actions = handle.actions();
+	if (!rt || !actions)
 		return { text: `/fold-status: pi-fold is not running (${handle.reason() ?? "no runtime yet"})`, level: "error" };
 	const status = rt.status();
-	const lines = ["pi-fold status", ...runtimeLines(status)];
-	const over = handle.actions()?.overview(ctx);
-	if (over?.ok) lines.push(...overviewLines(over.overview, status));
-	else if (over) lines.push(`marks and pins: unavailable (${over.reason})`);
-	const staged = rt.staged.map((s) => `${s.op} ${s.id}`);
+	const figure = windowFigure(actions, ctx, rt.staged, rt.foldRequested);
+	const over = actions.overview(ctx);
+	const lattice = actions.lattice();
+	if ("error" in figure || !over.ok || !lattice) {
+		const why = "error" in figure ? figure.error : over.ok ? "no session is open yet" : over.reason;
+		return { text: `pi-fold: the window cannot be measured yet (${why})`, level: "info" };
+	}
+	const a = over.overview.arithmetic;
+	const lines = [
+		`pi-fold: ${windowText(figure)}`,
+		`  the window is what the next request sends the model; ${formatTokens(a.budget)} is pi-fold's budget for it (${budgetWhy(status)})`,
+		`  at ${percentOf(a.commitAt, a.budget)} pi-fold commits: it folds pending marks until the window is back near ${percentOf(a.landAt, a.budget)}`,
+	];
+
+	const shown = lattice.window().flatMap((item) => {
+		if (item.type !== "fold") return [];
+		const f = lattice.get(item.id);
+		return f ? [f] : [];
+	});
+	const raw = lattice.window().filter((item) => item.type === "raw").length;
+	const deep = shown.filter((f) => f.children.some((c) => c.type === "fold")).length;
+	const expanded = lattice.folds().filter((f) => f.state === "expanded").length;
 	lines.push(
-		`staged for the next turn: ${staged.length > 0 ? staged.join(", ") : "nothing"}${rt.foldRequested ? "; a /fold commit" : ""}`,
+		`in the window: ${plural(shown.length, "fold")} shown as a short brief each${deep > 0 ? ` (${deep} holding other folds)` : ""}, ` +
+			`${expanded} expanded, ${plural(raw, "message")} in full; every fold's original is on disk, read back with /fold-editor or by the agent`,
 	);
-	if (over?.ok) lines.push(arithmeticText(over.overview.arithmetic));
-	const level = status.problems.length > 0 || status.rewrites.unattributed > 0 ? "warning" : "info";
+	for (const f of shown.slice(0, LISTED)) {
+		lines.push(
+			`  ${f.id} ${f.kind}, ${plural(f.end - f.start, "message")}: ${f.brief.split("\n", 1)[0].slice(0, 120)}`,
+		);
+	}
+	if (shown.length > LISTED) lines.push(`  and ${shown.length - LISTED} more (/fold-editor lists them all)`);
+
+	const marks = over.overview.marks;
+	const origin = new Map(status.pendingMarks.map((m) => [m.id, m]));
+	lines.push(
+		marks.length === 0
+			? "pending marks: none (a mark is a finished span chosen to fold at the next commit; it costs nothing until then)"
+			: `pending marks: ${marks.length}, would free ~${formatTokens(a.marksFree)} at the next commit (spans chosen to fold; until then they change nothing)`,
+	);
+	for (const m of marks.slice(0, LISTED)) {
+		const o = origin.get(m.id);
+		lines.push(`  ${m.id}${o ? ` ${o.kind}` : ""}: frees ~${formatTokens(m.freed)}`);
+	}
+	if (marks.length > LISTED) lines.push(`  and ${marks.length - LISTED} more`);
+	const pins = over.overview.pins;
+	lines.push(
+		`pins: ${plural(pins.entryIds.length, "message")} held in full through every commit (~${formatTokens(pins.tokens)} of at most ${formatTokens(pins.cap)})`,
+	);
+	const note = stagedNote(figure);
+	if (note) lines.push(note);
+
+	const c = status.compaction;
+	const commits = status.commits.length;
+	lines.push(
+		`so far: ${plural(commits, "commit")}` +
+			(c.thresholdCancelled > 0
+				? `; Pi's automatic compaction was declined each time Pi asked (${c.thresholdCancelled}): pi-fold folds instead, so nothing is summarised away`
+				: ""),
+	);
+	const unattributed = status.rewrites.unattributed;
+	lines.push(
+		unattributed === 0
+			? "prompt cache: between commits every request only appended to the one before, so the provider's cache held"
+			: `prompt cache: ${plural(unattributed, "request")} changed the window outside a commit (a pi-fold bug: please report it)`,
+	);
+	if (status.fence.stopped > 0) {
+		lines.push(
+			`stopped: ${plural(status.fence.stopped, "request")} that would have gone over the budget with nothing left to fold${status.fence.last ? ` (last: ${status.fence.last.message})` : ""}`,
+		);
+	}
+	lines.push(`problems: ${status.problems.length === 0 ? "none" : status.problems.length}`);
+	for (const p of status.problems.slice(-5)) lines.push(`  - ${p}`);
+	const level = status.problems.length > 0 || unattributed > 0 ? "warning" : "info";
 	return { text: lines.join("\n"), level };
 }

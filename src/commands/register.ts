@@ -1,10 +1,13 @@
 // The person's commands on folds (SPEC 7): /fold, /fold-status and /fold-editor. /fold-settings
-// registers itself (fold-settings.ts). Every handler answers through ctx.ui and never throws.
+// registers itself (fold-settings.ts). Every handler answers through say.ts (the UI, or the terminal
+// in print mode), redraws the fold bar after a change, and never throws.
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { RuntimeHandle } from "../runtime/hooks.ts";
-import { openFoldEditor } from "../ui/fold-editor.ts";
+import type { FoldBar } from "../ui/fold-bar.ts";
+import { openFoldEditor } from "../ui/fold-editor-command.ts";
 import { FOLD_COMMAND, FOLD_TIMING, FOLD_TIMING_IDLE, foldCompletions, runFold } from "./fold.ts";
 import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
+import { say } from "./say.ts";
 
 export const FOLD_EDITOR_COMMAND = "fold-editor";
 
@@ -14,7 +17,8 @@ async function guarded(name: string, ctx: ExtensionCommandContext, body: () => P
 		await body();
 	} catch (err) {
 		try {
-			ctx.ui.notify(
+			say(
+				ctx,
 				`/${name} failed inside pi-fold, nothing changed: ${err instanceof Error ? err.message : String(err)}`,
 				"error",
 			);
@@ -24,7 +28,8 @@ async function guarded(name: string, ctx: ExtensionCommandContext, body: () => P
 	}
 }
 
-export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle): void {
+/** `bar`: the fold bar, redrawn right after a command or the editor changed something. */
+export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle, bar?: FoldBar): void {
 	pi.registerCommand(FOLD_COMMAND, {
 		description:
 			"Fold every staged mark at the next turn, or the named marks as one span (an expanded fold: refold it)",
@@ -39,7 +44,8 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle): 
 					if (early.ok) answer.text = answer.text.replace(FOLD_TIMING, FOLD_TIMING_IDLE);
 					else rt.problem("fold", `shown at the next turn instead of the next request: ${early.reason}`);
 				}
-				ctx.ui.notify(answer.text, answer.level);
+				say(ctx, answer.text, answer.level);
+				if (answer.level === "info") bar?.refresh(ctx);
 			}),
 	});
 	pi.registerCommand(FOLD_STATUS_COMMAND, {
@@ -47,7 +53,7 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle): 
 		handler: (_args, ctx) =>
 			guarded(FOLD_STATUS_COMMAND, ctx, () => {
 				const answer = runFoldStatus(runtime, ctx);
-				ctx.ui.notify(answer.text, answer.level);
+				say(ctx, answer.text, answer.level);
 			}),
 	});
 	pi.registerCommand(FOLD_EDITOR_COMMAND, {
@@ -60,6 +66,7 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle): 
 				.map((f) => ({ value: f.id, label: f.id, description: `${f.state} ${f.kind}` }));
 			return items.length > 0 ? items : null;
 		},
-		handler: (args, ctx) => guarded(FOLD_EDITOR_COMMAND, ctx, () => openFoldEditor(runtime, args, ctx)),
+		handler: (args, ctx) =>
+			guarded(FOLD_EDITOR_COMMAND, ctx, () => openFoldEditor(runtime, args, ctx, () => bar?.refresh(ctx))),
 	});
 }

@@ -19,8 +19,12 @@ Options:
   --reserve-tokens <tokens>      native compaction: Pi's reserveTokens (default 16384)
   --keep-recent-tokens <tokens>  native compaction: Pi's keepRecentTokens (default 20000)
   --summary-chars <chars>        native compaction: summary size (default: the session's own, else 4000)
-  --progress                     show progress on stderr even when it is not a terminal
-  -h, --help                     show this help`;
+  --quiet                        no progress on stderr (shown when a replay takes more than a second)
+  -V, --version                  print pi-fold's version
+  -h, --help                     show this help
+
+Needs Node >= 22.19. Exit codes: 0 done, 1 the session (or price card) cannot be replayed,
+2 bad usage, 3 an internal error.`;
 
 export interface ReplayArgs {
 	file: string;
@@ -34,10 +38,15 @@ export interface ReplayArgs {
 	reserveTokens?: number;
 	keepRecentTokens?: number;
 	summaryChars?: number;
-	progress: boolean;
+	/** No progress on stderr. */
+	quiet: boolean;
 }
 
-export type ParsedArgs = { kind: "help" } | { kind: "replay"; args: ReplayArgs } | { kind: "error"; message: string };
+export type ParsedArgs =
+	| { kind: "help" }
+	| { kind: "version" }
+	| { kind: "replay"; args: ReplayArgs }
+	| { kind: "error"; message: string };
 
 const NUMBER_FLAGS = {
 	"--window": "window",
@@ -60,10 +69,11 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 	if (argv.length === 0 || argv.includes("-h") || argv.includes("--help")) {
 		return argv.length === 0 ? { kind: "error", message: "no command given" } : { kind: "help" };
 	}
+	if (argv.includes("--version") || argv.includes("-V")) return { kind: "version" };
 	const [command, ...rest] = argv;
 	if (command !== "replay")
 		return { kind: "error", message: `unknown command ${JSON.stringify(command)} (known: replay)` };
-	const out: Partial<ReplayArgs> & { json: boolean; progress: boolean } = { json: false, progress: false };
+	const out: Partial<ReplayArgs> & { json: boolean; quiet: boolean } = { json: false, quiet: false };
 	const files: string[] = [];
 	for (let i = 0; i < rest.length; i++) {
 		const arg = rest[i];
@@ -73,9 +83,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 		}
 		const eq = arg.indexOf("=");
 		const flag = eq < 0 ? arg : arg.slice(0, eq);
-		if (flag === "--json" || flag === "--progress") {
+		if (flag === "--json" || flag === "--quiet") {
 			if (eq >= 0) return { kind: "error", message: `${flag} takes no value` };
-			out[flag === "--json" ? "json" : "progress"] = true;
+			out[flag === "--json" ? "json" : "quiet"] = true;
 			continue;
 		}
 		if (flag === "--model") {

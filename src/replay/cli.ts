@@ -1,15 +1,15 @@
-#!/usr/bin/env node
-// The `pi-fold` command (package.json "bin"; `npm run replay -- <file>` from the repo). Exit codes:
-// 0 done, 1 the input cannot be replayed (a missing, empty, truncated or non-Pi file, a bad price
-// card, an unknown model without --window), 2 bad usage, 3 an internal error. Bad input is told
-// in one message naming the file and line, never with a stack trace (PI_FOLD_DEBUG=1 shows one
-// for internal errors).
+// The `pi-fold` command (bin.ts checks the Node version first; `npm run replay -- <file>` from the
+// repo). Exit codes: 0 done, 1 the input cannot be replayed (a missing, empty, truncated or non-Pi
+// file, a bad price card, an unknown model without --window) or the Node is too old, 2 bad usage, 3 an
+// internal error. Bad input is told in one message naming the file and line, never with a stack trace
+// (PI_FOLD_DEBUG=1 shows one for internal errors).
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCoreFile, type PiFoldCore } from "../../bindings/node.ts";
 import { loadPriceCardFile, PriceCardError } from "../report/price-card.ts";
 import { parseArgs, type ReplayArgs, USAGE } from "./args.ts";
+import { ownVersion } from "./launch-check.ts";
 import { chartSvg, jsonReport, textReport, writeFileAtomic } from "./output.ts";
 import { progressBar } from "./progress.ts";
 import type { ReplayResult } from "./replay.ts";
@@ -46,7 +46,7 @@ async function run(args: ReplayArgs): Promise<void> {
 			throw err;
 		}
 	}
-	const progress = progressBar(process.stderr, { force: args.progress });
+	const progress = progressBar(process.stderr, { quiet: args.quiet });
 	let result: ReplayResult;
 	try {
 		// The file is checked before Pi and the runtime load (a second or so): a bad one is refused at once.
@@ -85,6 +85,10 @@ async function main(argv: readonly string[]): Promise<number> {
 	const parsed = parseArgs(argv);
 	if (parsed.kind === "help") {
 		process.stdout.write(`${USAGE}\n`);
+		return 0;
+	}
+	if (parsed.kind === "version") {
+		process.stdout.write(`pi-fold ${ownVersion()}\n`);
 		return 0;
 	}
 	if (parsed.kind === "error") {

@@ -17,6 +17,37 @@ function eventLine(name: string, requests: readonly number[], what: string): str
 	return `${name}: ${requests.length} ${what}${requests.length === 1 ? "" : "s"}, first carried by request ${requests.join(", ")}`;
 }
 
+/** What each ratio in the table is measured against, so no figure reads against the wrong limit. */
+function ratioNotes(r: ReplayResult): string[] {
+	const s = r.settings;
+	const threshold = s.window - s.reserveTokens;
+	const native = r.arms.find((a) => a.name === "native");
+	const nativeShare = native ? `; native's peak is ${(native.peakPromptTokens / threshold).toFixed(2)} of that` : "";
+	return [
+		"pi-fold / native: the pi-fold figure divided by native's, row by row.",
+		"peak request context: the largest request; in brackets, its share of pi-fold's serving budget, " +
+			`${int(s.budget)} tokens, in every column. Native compacts above its own threshold, ${int(threshold)} ` +
+			`(the window ${int(s.window)} minus reserveTokens ${int(s.reserveTokens)})${nativeShare}.`,
+	];
+}
+
+/** The calibration refusal (runtime/occupancy.ts), which a replay can set off by design. */
+const SET_ASIDE = /^calibrate: implausible calibration: (\d+) real vs (\d+) estimated tokens/;
+
+/** One line for the usage reports the replayed runtime set aside, with why. */
+function setAsideLine(name: string, reports: readonly { real: number; estimated: number }[], hidden: boolean): string {
+	const [first] = reports;
+	const n = reports.length;
+	const why = hidden
+		? "the session records no system prompt, so the replayed runtime's estimate of a short request lacks it"
+		: "a report that far from the estimate cannot be that request's usage";
+	return (
+		`${name}: set aside ${n} usage report${n === 1 ? "" : "s"} too far from its estimate to calibrate by ` +
+		`(${n === 1 ? "" : "the first: "}${int(first.real)} reported vs ${int(first.estimated)} estimated tokens; ${why}); ` +
+		"it keeps its previous calibration and takes the next report, as it does inside Pi"
+	);
+}
+
 export function textReport(r: ReplayResult): string {
 	const s = r.settings;
 	const fold = r.policies.find((p) => p.name === "pi-fold");
@@ -30,7 +61,13 @@ export function textReport(r: ReplayResult): string {
 			`${int(s.window - s.reserveTokens)} keeping ${int(s.keepRecentTokens)}, summaries of ${int(s.summaryChars)} chars (${s.summarySource})`,
 		...pricesLines(r),
 		"",
-		renderArmTable(r.arms, { ratio: { numerator: "pi-fold", denominator: "native" }, budget: s.budget }),
+		renderArmTable(r.arms, {
+			ratio: { numerator: "pi-fold", denominator: "native" },
+			budget: s.budget,
+			omitEmpty: true,
+		}),
+		"",
+		...ratioNotes(r),
 		"",
 	];
 	if (fold)
@@ -57,9 +94,15 @@ export function textReport(r: ReplayResult): string {
 	for (const p of r.policies) {
 		if (p.overWindow > 0)
 			lines.push(`${p.name}: ${p.overWindow} request(s) larger than the context window (a provider would refuse them)`);
-		for (const problem of p.problems.slice(0, MAX_LISTED_PROBLEMS)) lines.push(`${p.name} problem: ${problem}`);
-		if (p.problems.length > MAX_LISTED_PROBLEMS) {
-			lines.push(`${p.name}: ${p.problems.length - MAX_LISTED_PROBLEMS} more problem(s) (see --json)`);
+		const setAside = p.problems.flatMap((problem) => {
+			const m = SET_ASIDE.exec(problem);
+			return m ? [{ real: Number(m[1]), estimated: Number(m[2]) }] : [];
+		});
+		if (setAside.length > 0) lines.push(setAsideLine(p.name, setAside, r.hiddenPrefix > 0));
+		const problems = p.problems.filter((problem) => !SET_ASIDE.test(problem));
+		for (const problem of problems.slice(0, MAX_LISTED_PROBLEMS)) lines.push(`${p.name} problem: ${problem}`);
+		if (problems.length > MAX_LISTED_PROBLEMS) {
+			lines.push(`${p.name}: ${problems.length - MAX_LISTED_PROBLEMS} more problem(s) (see --json)`);
 		}
 	}
 	const d = r.dropped;

@@ -9,6 +9,7 @@
 //   options.freshInputFloor: the fresh input any policy pays (e.g. an unmanaged arm's); adds the row
 //   `FRESH_ABOVE_FLOOR_ROW` (each arm's fresh input minus it, with a ratio) after "fresh input".
 //   An arm's `overWindow` count adds the row `OVER_WINDOW_ROW` after the peak (when any arm has one).
+//   options.omitEmpty: leave out rows no arm has a figure for (e.g. wall clock in a replay).
 // - `ARM_TABLE_ROWS`: the row labels always shown, in order (for tests and for readers that want to find a row).
 import type { ArmReport } from "./arm-report.ts";
 
@@ -17,6 +18,8 @@ export interface ArmTableOptions {
 	budget?: number;
 	/** fresh input tokens every policy pays at least (every appended message written to the cache once) */
 	freshInputFloor?: number;
+	/** leave out rows where every arm shows "—" */
+	omitEmpty?: boolean;
 }
 
 interface Row {
@@ -131,7 +134,9 @@ export function renderArmTable(arms: readonly ArmReport[], options: ArmTableOpti
 	}
 	const lines = [`| ${header.join(" | ")} |`, `|${align.join("|")}|`];
 	for (const row of rowsFor(arms, options)) {
-		const cells = [row.label, ...arms.map((a) => escapeCell(row.cell(a, budget)))];
+		const shown = arms.map((a) => escapeCell(row.cell(a, budget)));
+		if (options.omitEmpty && shown.every((c) => c === DASH)) continue;
+		const cells = [row.label, ...shown];
 		if (ratio && num && den) {
 			const n = row.value?.(num);
 			const d = row.value?.(den);

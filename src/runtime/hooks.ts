@@ -18,6 +18,13 @@ export interface RuntimeHandle {
 	actions(): FoldActions | undefined;
 }
 
+/**
+ * Pi says "Auto-compaction cancelled" each time pi-fold declines; the first time, the person learns
+ * why. Said as Pi's compaction ends, where the TUI's status line takes it in place of Pi's own words.
+ */
+export const CANCEL_EXPLAINED =
+	"Auto-compaction cancelled by pi-fold: it folds old messages instead and keeps every original (/fold-status)";
+
 export function registerRuntimeHooks(
 	pi: ExtensionAPI,
 	core: () => CoreState,
@@ -120,6 +127,17 @@ export function registerRuntimeHooks(
 			rt.compaction.manualPassed++;
 			return undefined;
 		});
+	});
+
+	let explained = false;
+	pi.on("session_compact_failed", (e, ctx) => {
+		if (explained || e.reason !== "threshold" || !e.aborted || !runtime?.compaction.thresholdCancelled) return;
+		explained = true;
+		try {
+			ctx.ui.notify(CANCEL_EXPLAINED, "info");
+		} catch {
+			// No UI to tell: /fold-status says it too.
+		}
 	});
 
 	// Only an armed overflow recovery answers here (one batch, one continuation); its folds were made

@@ -11,7 +11,7 @@ import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { Overview } from "../runtime/actions.ts";
 import type { StagedEdit } from "../runtime/staging.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
-import { formatTokens } from "./fold-bar.ts";
+import { formatTokens, percentOf, stagedNote, tokensOfBudget, type WindowFigure } from "./window-figure.ts";
 
 export type RowKind = "raw" | "pending" | "committed" | "expanded";
 
@@ -200,28 +200,28 @@ export function windowRows(input: MapInput): EditorRow[] {
 	return rows;
 }
 
-/** The header: occupancy against the budget, what the map holds, what is staged. */
+/** The header: the window against the budget (the figure every display shows), what the map holds, what is staged. */
 export function headerLines(
 	overview: Overview | undefined,
 	rows: readonly EditorRow[],
-	staged: readonly StagedEdit[],
+	figure: WindowFigure | undefined,
 ): string[] {
 	const count = (k: RowKind) => rows.filter((r) => r.kind === k).length;
 	const lines: string[] = [];
-	if (overview) {
+	if (overview && figure) {
 		const a = overview.arithmetic;
-		const pct = (n: number) => `${((100 * n) / Math.max(1, a.budget)).toFixed(1)}%`;
 		lines.push(
-			`pi-fold · window ~${formatTokens(a.occupancy)} of ${formatTokens(a.budget)} tokens (${pct(a.occupancy)}) · commits at ${pct(a.commitAt)}, lands at ${pct(a.landAt)}`,
+			`pi-fold · window ${tokensOfBudget(figure.tokens, figure.budget)} · commits at ${percentOf(a.commitAt, a.budget)}, folds down to ${percentOf(a.landAt, a.budget)}`,
 			`budget ${overview.budget}`,
 		);
 		lines.push(
-			`${count("committed")} folded · ${count("expanded")} expanded · ${a.pendingMarks} marks (free ~${formatTokens(a.marksFree)}) · ${overview.pins.entryIds.length} pinned (~${formatTokens(overview.pins.tokens)} of ${formatTokens(overview.pins.cap)})`,
+			`${count("committed")} folded · ${count("expanded")} expanded · ${a.pendingMarks} marks (free ~${formatTokens(a.marksFree)} at the next commit) · ${overview.pins.entryIds.length} pinned (~${formatTokens(overview.pins.tokens)} of at most ${formatTokens(overview.pins.cap)})`,
 		);
+		const note = stagedNote(figure);
+		if (note) lines.push(note);
 	} else {
 		lines.push(`pi-fold · ${count("committed")} folded · ${count("pending")} marks (occupancy unknown)`);
 	}
-	if (staged.length > 0) lines.push(`staged for the next turn: ${staged.map((s) => `${s.op} ${s.id}`).join(", ")}`);
 	return lines;
 }
 

@@ -4,8 +4,10 @@
 // (the counts: folds shown as briefs, and pending marks). Glyphs, in bar order: deep █, folded ▓,
 // pending ▒, raw ░, pinned ▪.
 // Set with string lines (ctx.ui.setWidget), which the TUI draws above the editor and RPC mode sends
-// to its client as an extension_ui_request, at session_start, after /tree or a compaction, and at
-// every turn boundary and model switch, only when Pi has a UI. The handlers return nothing and never throw.
+// to its client as an extension_ui_request, at session_start, after /tree or a compaction, at every
+// turn boundary and model switch, and right after a command or the fold editor changes something
+// (refresh), only when Pi has a UI. The share is the one every display shows (window-figure.ts).
+// The handlers return nothing and never throw.
 import type { ExtensionAPI, ExtensionContext, Theme, ThemeColor } from "@earendil-works/pi-coding-agent";
 import { multiplierText } from "../runtime/budget.ts";
 import type { RuntimeHandle } from "../runtime/hooks.ts";
@@ -17,6 +19,7 @@ import {
 	type WindowComposition,
 	windowComposition,
 } from "./composition.ts";
+import { formatTokens, percentOf, stagedNoteShort, type WindowFigure, windowFigure } from "./window-figure.ts";
 
 /** The widget key (one bar per extension instance). */
 export const FOLD_BAR_KEY = "pi-fold";
@@ -37,14 +40,7 @@ const COLOURS: Record<PartName, ThemeColor> = {
 type Paint = (colour: ThemeColor, text: string) => string;
 const plain: Paint = (_c, text) => text;
 
-/** 850, 3.1k, 12k, 200k, 1.2M: short, and never more than 4 characters before the unit. */
-export function formatTokens(n: number): string {
-	const v = Math.max(0, Math.round(n));
-	if (v < 1000) return String(v);
-	if (v < 10_000) return `${(v / 1000).toFixed(1).replace(/\.0$/, "")}k`;
-	if (v < 1_000_000) return `${Math.round(v / 1000)}k`;
-	return `${(v / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
-}
+export { formatTokens } from "./window-figure.ts";
 
 /**
  * Which limit sets the budget, short: "price tier: 2x above; window 400k" (the budget is the tier's
@@ -69,17 +65,17 @@ export interface BarFigures {
 }
 
 /**
- * Calibrated figures. With `measured`, the runtime's own occupancy from the boundary that just ran
- * is the total (the number its commit decision used) and the parts are the estimator's split of it;
- * otherwise the estimate times the calibration ratio.
+ * Calibrated figures. With a `figure` (what every display shows), its tokens and budget; else with
+ * `measured`, the runtime's own occupancy from the boundary that just ran; otherwise the estimate
+ * times the calibration ratio. The parts are the estimator's split of that total.
  */
-export function barFigures(c: WindowComposition, measured: boolean): BarFigures {
+export function barFigures(c: WindowComposition, measured: boolean, figure?: WindowFigure): BarFigures {
 	const useMeasured = measured && c.occupancy !== null && c.total > 0;
-	const tokens = useMeasured && c.occupancy ? c.occupancy.tokens : c.total * c.ratio;
+	const tokens = figure ? figure.tokens : useMeasured && c.occupancy ? c.occupancy.tokens : c.total * c.ratio;
 	const scale = c.total > 0 ? tokens / c.total : 0;
 	const parts = { ...c.parts };
 	for (const name of PART_NAMES) parts[name] = c.parts[name] * scale;
-	return { parts, tokens, budget: c.budget };
+	return { parts, tokens, budget: figure ? figure.budget : c.budget };
 }
 
 /** Bar cells per part: the filled share of BAR_CELLS, split by largest remainder in bar order. */
@@ -103,9 +99,12 @@ const SEPARATOR = " · ";
 const INDENT = "pi-fold ▕".length + BAR_CELLS + "▏ ".length;
 
 /** The bar's lines for a composition: one line, or two when the legend does not fit in MAX_LINE_WIDTH. */
-export function foldBarLines(c: WindowComposition, opts: { measured?: boolean; theme?: Theme } = {}): string[] {
+export function foldBarLines(
+	c: WindowComposition,
+	opts: { measured?: boolean; theme?: Theme; figure?: WindowFigure } = {},
+): string[] {
 	const paint: Paint = opts.theme ? (colour, text) => opts.theme!.fg(colour, text) : plain;
-	const f = barFigures(c, opts.measured ?? false);
+	const f = barFigures(c, opts.measured ?? false, opts.figure);
 	const cells = barCells(f);
 	let bar = "";
 	let used = 0;
@@ -115,7 +114,7 @@ export function foldBarLines(c: WindowComposition, opts: { measured?: boolean; t
 	}
 	bar += " ".repeat(BAR_CELLS - used);
 	const share = f.budget ? f.tokens / f.budget : undefined;
-	const percent = share === undefined ? "" : `${Math.round(share * 100)}%`;
+	const percent = share === undefined ? "" : percentOf(f.tokens, f.budget ?? 0);
 	const why = c.limit ? ` (${limitText(c.limit)})` : "";
 	const rest =
 		share === undefined ? `~${formatTokens(f.tokens)} (no budget)` : ` of ${formatTokens(f.budget ?? 0)}${why}`;
@@ -138,6 +137,8 @@ export function foldBarLines(c: WindowComposition, opts: { measured?: boolean; t
 		const n = count[name];
 		add(`${name} ${formatTokens(f.parts[name])}${n ? ` (${n})` : ""}`, COLOURS[name]);
 	}
+	// The share already counts a staged expand or refold; a /fold commit only lands at the next turn.
+	for (const note of opts.figure ? stagedNoteShort(opts.figure) : []) add(note, "warning");
 	return fitLines(head, headWidth, items);
 }
 
@@ -187,8 +188,11 @@ export function registerFoldBar(pi: ExtensionAPI, runtime: RuntimeHandle): FoldB
 		try {
 			const rt = runtime.get();
 			const composition = rt && windowComposition(rt, cache, ctx.model);
+			const actions = runtime.actions();
+			const counted = rt && actions ? windowFigure(actions, ctx, rt.staged, rt.foldRequested) : undefined;
+			const figure = counted && !("error" in counted) ? counted : undefined;
 			const lines = composition
-				? foldBarLines(composition, { measured, theme: themeOf(ctx) })
+				? foldBarLines(composition, { measured, theme: themeOf(ctx), ...(figure ? { figure } : {}) })
 				: unavailableLines(rt ? "no session state (see /fold-status problems)" : `off: ${runtime.reason()}`);
 			// RPC mode sends every call to its client: only changes.
 			const key = lines.join("\n");

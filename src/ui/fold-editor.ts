@@ -2,11 +2,13 @@
 // (editor-model.ts builds them); Enter, m, u and p become one of the runtime's validated operations
 // (FoldActions), the same the agent's tool runs. A refusal is shown on the message line and
 // changes nothing. Expand is staged for the next turn; previews read text without touching the
-// window. Outside the interactive TUI the command prints the map instead.
-import type { ExtensionCommandContext, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
+// window. The component fills the terminal it is given (fold-editor-command.ts opens it as an overlay
+// over the whole screen) and pads every line, so nothing of the chat behind shows through.
+import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import {
 	type Component,
 	type Focusable,
+	getKeybindings,
 	Input,
 	matchesKey,
 	replaceControlCharacters,
@@ -17,10 +19,8 @@ import {
 	truncateToWidth,
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import { isFoldId } from "../fold-types.ts";
 import type { FoldActions } from "../runtime/actions.ts";
 import { EntryTokens, windowCosts } from "../runtime/arithmetic.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
 import { modelKey } from "../runtime/occupancy.ts";
 import { entryText, sliceUtf8 } from "../runtime/peek-source.ts";
 import type { FoldRuntime } from "../runtime/runtime.ts";
@@ -34,11 +34,10 @@ import {
 	PREVIEW_STEPS,
 	windowRows,
 } from "./editor-model.ts";
+import { windowFigure } from "./window-figure.ts";
 
 /** Rows the list shows at once (it scrolls). */
 export const VISIBLE_ROWS = 14;
-/** The overlay's share of the terminal. */
-const OVERLAY_HEIGHT = 0.9;
 
 type Paint = Pick<Theme, "fg" | "bold">;
 
@@ -51,8 +50,10 @@ export interface FoldEditorDeps {
 	close: () => void;
 	/** A fold id to start on. */
 	select?: string;
-	/** The terminal's rows, when known: a preview never pushes the overlay past them. */
+	/** The terminal's rows, when known: the map fills them exactly, and a preview never pushes past them. */
 	height?: () => number;
+	/** Called after a gesture changed something (a mark, a pin, a staged expand): the fold bar redraws. */
+	onChange?: () => void;
 }
 
 interface Preview {
@@ -157,7 +158,7 @@ export class FoldEditor implements Component, Focusable {
 							? "pin"
 							: undefined;
 				if (key) this.#gesture(key);
-				else this.#list.handleInput(data);
+				else if (!this.#atEnd(data)) this.#list.handleInput(data);
 			}
 		} catch (err) {
 			// A key press must never take the TUI down: say it and keep the map.
@@ -170,6 +171,16 @@ export class FoldEditor implements Component, Focusable {
 		this.#list.invalidate();
 	}
 
+	/** Up on the first row or down on the last: the list stays put (it does not wrap to the other end). */
+	#atEnd(data: string): boolean {
+		const kb = getKeybindings();
+		const at = this.#rows.findIndex((r) => r.key === this.selected?.key);
+		return (
+			(kb.matches(data, "tui.select.up") && at <= 0) ||
+			(kb.matches(data, "tui.select.down") && at >= this.#rows.length - 1)
+		);
+	}
+
 	render(width: number): string[] {
 		this.#catchUp();
 		const { theme } = this.#deps;
@@ -180,7 +191,12 @@ export class FoldEditor implements Component, Focusable {
 			out.push(clip(i === 0 ? theme.bold(theme.fg("accent", line)) : theme.fg("muted", line)));
 		});
 		out.push(...this.#list.render(width).map(clip));
-		if (this.#message) out.push(clip(theme.fg(this.#message.error ? "error" : "success", this.#message.text)));
+		if (this.#message) {
+			// Whole, wrapped: a refusal cut at the edge would hide its reason.
+			const colour = this.#message.error ? "error" : "success";
+			const lines = this.#message.text.split("\n").flatMap((l) => wrapTextWithAnsi(printable(l), Math.max(10, width)));
+			out.push(...lines.map((l) => clip(theme.fg(colour, l))));
+		}
 		if (this.#brief) {
 			out.push(
 				clip(theme.fg("accent", "brief for the new mark (Enter saves; empty: the runtime writes it; Esc: no mark)")),
@@ -189,10 +205,8 @@ export class FoldEditor implements Component, Focusable {
 		} else if (this.#preview && this.#preview.key === this.selected?.key) {
 			const step = PREVIEW_STEPS[this.#preview.level];
 			out.push(clip(theme.fg("accent", this.#preview.title)));
-			// Room left in the overlay (OVERLAY_HEIGHT of the terminal) after the lines around the preview.
-			const room = this.#deps.height
-				? Math.max(3, Math.floor(this.#deps.height() * OVERLAY_HEIGHT) - out.length - 3)
-				: step.lines;
+			// Room left on the screen after the lines around the preview.
+			const room = this.#deps.height ? Math.max(3, this.#deps.height() - out.length - 3) : step.lines;
 			const shown = Math.min(step.lines, room);
 			const wrapped = this.#preview.text
 				.split("\n")
@@ -208,12 +222,24 @@ export class FoldEditor implements Component, Focusable {
 				),
 			),
 		);
+		// The whole screen is the map's: blank rows down to the bottom border, every cell painted.
+		const height = this.#deps.height?.();
+		if (height !== undefined) while (out.length < height - 1) out.push(" ".repeat(Math.max(1, width)));
 		out.push(theme.fg("borderMuted", "─".repeat(Math.max(1, width))));
 		return out;
 	}
 
 	#say(text: string, error = false): void {
 		this.#message = { text, error };
+	}
+
+	/** Something changed: tell whoever shows the window elsewhere (the fold bar); never fatal. */
+	#changed(): void {
+		try {
+			this.#deps.onChange?.();
+		} catch {
+			// The bar redraws at the next turn anyway.
+		}
 	}
 
 	/** Rebuild rows and header from the runtime; keep the row `key` selected, else the row at `index`. */
@@ -231,7 +257,12 @@ export class FoldEditor implements Component, Focusable {
 			const shown = windowCosts(lattice, view.context, this.#tokens).shownAt.map((t) => t * ratio);
 			const freed = over.ok ? new Map(over.overview.marks.map((m) => [m.id, m.freed])) : undefined;
 			this.#rows = windowRows({ lattice, context: view.context, shown, staged: runtime.staged, freed });
-			this.#header = headerLines(over.ok ? over.overview : undefined, this.#rows, runtime.staged);
+			const figure = windowFigure(actions, ctx, runtime.staged, runtime.foldRequested);
+			this.#header = headerLines(
+				over.ok ? over.overview : undefined,
+				this.#rows,
+				"error" in figure ? undefined : figure,
+			);
 		}
 		const anchor = this.#anchor?.key;
 		const items: SelectItem[] = this.#rows.map((r) => ({
@@ -294,6 +325,7 @@ export class FoldEditor implements Component, Focusable {
 		this.#say(answer.text, answer.error);
 		// A refusal changed nothing: the map stays as it is drawn.
 		if (!answer.error || answer.reload) this.#reload(answer.select);
+		if (!answer.error) this.#changed();
 	}
 
 	/** Run one intent through FoldActions; what to say, and which row to select after a change. */
@@ -357,6 +389,7 @@ export class FoldEditor implements Component, Focusable {
 			const who = r.fold.provenance === "supplied" ? "your brief" : "a brief the runtime writes at commit";
 			this.#say(`marked ${r.fold.id} (${r.fold.end - r.fold.start} entries, ${r.fold.kind}) with ${who}`);
 			this.#reload(`fold:${r.fold.id}`);
+			this.#changed();
 		};
 		input.onEscape = () => {
 			this.#brief = undefined;
@@ -408,56 +441,4 @@ function listTheme(theme: Paint): SelectListTheme {
 		scrollInfo: (t) => theme.fg("dim", t),
 		noMatch: (t) => theme.fg("muted", t),
 	};
-}
-
-/** The map as plain lines, for modes without the interactive TUI. */
-export function mapText(header: readonly string[], rows: readonly EditorRow[]): string {
-	return [...header, ...rows.map((r) => `${r.label}  ${r.text}`)].join("\n");
-}
-
-/** The /fold-editor command: the component in the TUI, the map as a message elsewhere. Never throws. */
-export async function openFoldEditor(handle: RuntimeHandle, args: string, ctx: ExtensionCommandContext): Promise<void> {
-	const runtime = handle.get();
-	const actions = handle.actions();
-	if (!runtime || !actions) {
-		ctx.ui.notify(`/fold-editor: pi-fold is not running (${handle.reason() ?? "no runtime yet"})`, "error");
-		return;
-	}
-	const select = args.trim() || undefined;
-	if (select !== undefined && (!isFoldId(select) || !actions.lattice()?.get(select))) {
-		ctx.ui.notify(
-			`/fold-editor refused: ${JSON.stringify(select)} is not a fold of this session (usage: /fold-editor [fold id])`,
-			"error",
-		);
-		return;
-	}
-	if (ctx.mode !== "tui" || !ctx.hasUI) {
-		const editor = new FoldEditor({
-			actions,
-			runtime,
-			ctx,
-			theme: { fg: (_c, t) => t, bold: (t) => t },
-			requestRender: () => undefined,
-			close: () => undefined,
-		});
-		ctx.ui.notify(
-			`${mapText(editor.header, editor.rows)}\nThe editor's keys (Enter, m, u, p) need the interactive TUI; /fold and /fold-status work in every mode.`,
-			"info",
-		);
-		return;
-	}
-	await ctx.ui.custom<void>(
-		(tui, theme, _keys, done) =>
-			new FoldEditor({
-				actions,
-				runtime,
-				ctx,
-				theme,
-				select,
-				height: () => tui.terminal.rows,
-				requestRender: () => tui.requestRender(),
-				close: () => done(),
-			}),
-		{ overlay: true, overlayOptions: { width: "90%", maxHeight: `${OVERLAY_HEIGHT * 100}%`, anchor: "center" } },
-	);
 }
