@@ -153,6 +153,9 @@ describe("kill -9 at every append of a commit batch", () => {
 				s.h.dispose();
 			}
 		}
+		console.log(
+			`kill sweep: ${kills.length} kill points over a ${batch.end - batch.start}-line batch; ${inconsistentPoints} left edits without their records (each reported and repaired); from ${invalidWithoutPiFold} Pi alone would send a result whose call is hidden`,
+		);
 		expect(inconsistentPoints).toBeGreaterThan(10);
 		// The fault is real: from some of these files Pi alone would send a result whose call is hidden.
 		expect(invalidWithoutPiFold).toBeGreaterThan(0);
