@@ -12,6 +12,7 @@ import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai"
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index.ts";
 import { type RequestRecord, usageFromProvider } from "../../src/report/arm-report.ts";
+import { type IndexCoverage, indexCoverage } from "../../src/report/index-coverage.ts";
 import { makeSession, type TestSession } from "../../test/helpers/pi-harness.ts";
 import {
 	isSummaryRequest,
@@ -67,6 +68,8 @@ export interface ArmRun {
 		handlerMs: number[];
 		thresholdCancelled: number;
 		problems: string[];
+		/** How much of what the window folds its briefs name, when the recall question is asked. */
+		index?: IndexCoverage;
 	};
 	extensionErrors: string[];
 }
@@ -127,6 +130,8 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		h.script(work);
 		const t0 = performance.now();
 		await h.session.prompt(WORKLOAD_PROMPT);
+		const open = fold?.runtime.get()?.view;
+		const index = open ? indexCoverage(open.lattice, open.context.sources) : undefined;
 		// Summary requests in the recall phase get the workload's own answer (its step answers them first).
 		const agent = recallAgent({ values: cfg.values, foldTool: arm === "pi-fold", summary: work[0] });
 		phase = "recall";
@@ -168,6 +173,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 				handlerMs: status.timing.handlerMs,
 				thresholdCancelled: status.compaction.thresholdCancelled,
 				problems: status.problems,
+				...(index ? { index } : {}),
 			},
 			extensionErrors: h.extensionErrors.map((e) => `${e.event}: ${e.error}`),
 		};
