@@ -290,7 +290,7 @@ describe("index lines on a session recorded live (faux provider, real tools)", (
 			],
 		});
 		try {
-			h.script(workloadSteps(24, { seed: 11 }));
+			h.script(workloadSteps(40, { seed: 11 }));
 			await h.session.prompt(WORKLOAD_PROMPT);
 			const open = fold?.runtime.get()?.view;
 			if (!open) throw new Error("no runtime view");

@@ -108,13 +108,13 @@ function trailingToolResults(context: TranscriptContext): ToolAnswer[] {
 const FOLD_ID = /\bf[0-9a-f]{10}\b/g;
 const STAGE_OR_FOLD = /\bf[0-9a-f]{10}\b|\bStage (\d+):/g;
 const PEEK_HEAD = /\[pi-fold peek (f[0-9a-f]{10})\]/;
-const PEEK_GOES_ON = /peek with offset (\d+) to go on/;
+const PEEK_GOES_ON = /^next: \{"action":"peek".*"offset":(\d+)/m;
 const TREE_LINE = /^\s*(f[0-9a-f]{10}) (\S+) (\S+), \d+ entries/;
 /** A refusal of "peek" itself: pi-fold's parser ("unknown action") or Pi's schema check ("expected one of"). */
 const PEEK_UNKNOWN = /unknown action "peek"|action: expected one of/i;
 const BUDGET_LINE = /^budget: (\d+) tokens/m;
 /** pi-fold's default peek slice, in bytes. */
-const PEEK_DEFAULT_BYTES = 32_000;
+const PEEK_DEFAULT_BYTES = 8_000;
 
 function idsIn(text: string): string[] {
 	return [...new Set(text.match(FOLD_ID) ?? [])];

@@ -1,9 +1,10 @@
-// The person's commands on folds (SPEC 7): /fold, /fold-status and /fold-editor. /fold-settings
+// The person's commands on folds (SPEC 7): /fold, /fold-status, /fold-search and /fold-editor. /fold-settings
 // registers itself (fold-settings.ts). Every handler answers through ctx.ui and never throws.
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { RuntimeHandle } from "../runtime/hooks.ts";
 import { openFoldEditor } from "../ui/fold-editor.ts";
 import { FOLD_COMMAND, FOLD_TIMING, FOLD_TIMING_IDLE, foldCompletions, runFold } from "./fold.ts";
+import { FOLD_SEARCH_COMMAND, runFoldSearch } from "./fold-search.ts";
 import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
 
 export const FOLD_EDITOR_COMMAND = "fold-editor";
@@ -49,6 +50,10 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle): 
 				const answer = runFoldStatus(runtime, ctx);
 				ctx.ui.notify(answer.text, answer.level);
 			}),
+	});
+	pi.registerCommand(FOLD_SEARCH_COMMAND, {
+		description: "Find text in every fold (case-insensitive; /regex/ for a pattern) and open a match",
+		handler: (args, ctx) => guarded(FOLD_SEARCH_COMMAND, ctx, () => runFoldSearch(runtime, args, ctx)),
 	});
 	pi.registerCommand(FOLD_EDITOR_COMMAND, {
 		description:

@@ -334,21 +334,28 @@ export function consolidationIndex(
 			continue;
 		}
 		flush();
-		const child = opts.childFold?.(c.id);
-		const leaves = opts.childLeaves?.(c.id) ?? [];
-		const span = readSpan(leaves, entriesById);
-		const supplied = child?.provenance === "supplied" ? child.brief.split("\n", 1)[0] : undefined;
-		items.push({
-			id: c.id,
-			kind: child?.kind ?? "tool-batch",
-			entries: leaves.length,
-			folds: child?.children.filter((k) => k.type === "fold").length ?? 0,
-			span,
-			...(supplied ? { supplied } : {}),
-		});
+		items.push(indexChild(c.id, opts.childFold?.(c.id), opts.childLeaves?.(c.id) ?? [], entriesById));
 	}
 	flush();
 	return items;
+}
+
+/** What an index line says about one fold: its shape and everything its entries hold. */
+export function indexChild(
+	id: FoldId,
+	fold: Pick<FoldView, "kind" | "brief" | "provenance" | "children"> | undefined,
+	leaves: readonly FoldLeaf[],
+	entriesById: ReadonlyMap<string, SessionEntry>,
+): IndexChild {
+	const supplied = fold?.provenance === "supplied" ? fold.brief.split("\n", 1)[0] : undefined;
+	return {
+		id,
+		kind: fold?.kind ?? "tool-batch",
+		entries: leaves.length,
+		folds: fold?.children.filter((k) => k.type === "fold").length ?? 0,
+		span: readSpan(leaves, entriesById),
+		...(supplied ? { supplied } : {}),
+	};
 }
 
 const peek: Writer = (fold, entriesById, budget) => {

@@ -202,6 +202,9 @@ function resultHead(c: IndexCall, n: number): string {
 	return `${err}"${clip(headOf(c.result.text, 4 * n + 64), Math.max(1, n - err.length - 2))}"`;
 }
 
+/** The first words of a result an index line shows, at most. */
+const RESULT_HEAD = 40;
+
 /** A tool batch call by call, `name principal → "first words"`, when it fits `n`; else undefined. */
 function perCallText(calls: readonly IndexCall[], n: number): string | undefined {
 	if (calls.length === 0 || calls.length > 8) return undefined;
@@ -215,14 +218,15 @@ function perCallText(calls: readonly IndexCall[], n: number): string | undefined
 	// Each result needs a few words to be worth showing; else the grouped form says more per character.
 	if (room < 14 * calls.length) return undefined;
 	const shares = fairShares(
-		calls.map((c) => Math.min(60, (c.result?.chars ?? 0) + 8)),
+		calls.map((c) => Math.min(RESULT_HEAD, (c.result?.chars ?? 0) + 8)),
 		room,
 	);
 	return calls.map((c, i) => `${bare[i]} → ${resultHead(c, shares[i])}`).join(sep);
 }
 
-/** Notes as index lines first show them: short, so every child can have them. */
+/** Notes as index lines first show them: short, so every child can have them; and at most. */
 const SHORT_NOTES = 48;
+const LONG_NOTES = 120;
 
 /** One child's line as it grows: its tool groups, its notes' room, a call-by-call form at the end. */
 class ChildLine {
@@ -257,6 +261,13 @@ class ChildLine {
 /** One child's index line in at most `n` code points (the smallest useful line names it). */
 export function childLine(child: IndexChild, n: number): string {
 	return indexLines([child], n)[0] ?? "";
+}
+
+/** What a fold holds, as its index line says it, without the line's id and kind: `n` code points at most. */
+export function childSummary(child: IndexChild, n: number): string {
+	const head = `- ${headOfChild(child)}`;
+	const line = childLine(child, n + head.length + 2);
+	return line.startsWith(`${head}: `) ? line.slice(head.length + 2) : "";
 }
 
 /**
@@ -329,29 +340,28 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 		children.map((c) => c.tools),
 		left,
 	);
-	// Round 5: the rest, evenly, to longer notes and call-by-call forms of small batches.
-	const wants = children.map((c) => {
-		const full = new ChildLine(c.child);
-		full.notes = 400;
-		const perCall = c.child.kind === "tool-batch" && c.tools.complete ? 240 : 0;
-		return Math.max(
-			0,
-			codePointLength(notesText(c.child, 400)) - codePointLength(notesText(c.child, c.notes)) + perCall,
-		);
-	});
+	// Round 5: what is left, evenly, to the first words of each call's result (small tool batches)
+	// and to longer notes; a brief stays no longer than what it has to say.
+	const perCallWant = (c: ChildLine) =>
+		c.child.kind === "tool-batch" && c.tools.complete
+			? Math.max(0, codePointLength(perCallText(c.child.span.calls, 100_000) ?? "") - codePointLength(c.tools.text()))
+			: 0;
+	const wants = children.map(
+		(c) =>
+			perCallWant(c) +
+			Math.max(0, codePointLength(notesText(c.child, LONG_NOTES)) - codePointLength(notesText(c.child, c.notes))),
+	);
 	const extra = fairShares(wants, left);
 	children.forEach((c, i) => {
 		if (extra[i] <= 0) return;
-		const before = c.length;
-		const budget = before + extra[i];
-		if (c.child.kind === "tool-batch" && c.tools.complete) {
-			const toolsNow = codePointLength(c.tools.text());
-			const per = perCallText(c.child.span.calls, toolsNow + extra[i]);
+		const budget = c.length + extra[i];
+		if (perCallWant(c) > 0) {
+			const per = perCallText(c.child.span.calls, codePointLength(c.tools.text()) + extra[i]);
 			if (per !== undefined) c.perCall = per;
 			if (c.length > budget) c.perCall = undefined;
 		}
 		const notesBefore = c.notes;
-		c.notes = Math.max(c.notes, c.notes + budget - c.length);
+		c.notes = Math.min(LONG_NOTES, Math.max(c.notes, c.notes + budget - c.length));
 		if (c.length > budget) c.notes = notesBefore;
 	});
 	const out = lines.map((l) => (typeof l === "string" ? clip(l, Math.max(1, codePointLength(l))) : l.text()));
