@@ -21,7 +21,14 @@ import {
 	type WorkloadOptions,
 	workloadSteps,
 } from "../../test/helpers/workload.ts";
-import { type PlantedValue, plantOption, recallAgent, recallQuestion, type ValueReport } from "./recall-agent.ts";
+import {
+	type PlantedValue,
+	plantOption,
+	type RecallAgent,
+	recallAgent,
+	recallQuestion,
+	type ValueReport,
+} from "./recall-agent.ts";
 
 export type ArmName = "pi-fold" | "native" | "none";
 
@@ -39,6 +46,8 @@ export interface ArmConfig {
 	root?: string;
 	/** pi-fold's options in the pi-fold arm (default {}: the defaults) */
 	piFoldOptions?: PiFoldOptions;
+	/** false: the recall agent does not use search (the index and peek only) */
+	recallSearch?: boolean;
 }
 
 /** What one request was, for the report: a workload stage, Pi's summary, or the recall phase. */
@@ -55,8 +64,8 @@ export interface ArmRun {
 	overWindow: number;
 	wallMs: number;
 	values: ValueReport[];
-	/** pi_fold_context calls the recall agent made (status, head-only probes, peeks) */
-	recallCalls: { status: number; probes: number; peeks: number };
+	/** pi_fold_context calls the recall agent made (searches, peeks) and the tokens their answers added */
+	recallCalls: ReturnType<RecallAgent["calls"]>;
 	/** compaction entries Pi wrote on the branch */
 	compactions: number;
 	/** cross-checks from the session itself: its assistant messages' usage, in order, and the usage Pi put on its compaction entries */
@@ -133,7 +142,12 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		const open = fold?.runtime.get()?.view;
 		const index = open ? indexCoverage(open.lattice, open.context.sources) : undefined;
 		// Summary requests in the recall phase get the workload's own answer (its step answers them first).
-		const agent = recallAgent({ values: cfg.values, foldTool: arm === "pi-fold", summary: work[0] });
+		const agent = recallAgent({
+			values: cfg.values,
+			foldTool: arm === "pi-fold",
+			search: cfg.recallSearch !== false,
+			summary: work[0],
+		});
 		phase = "recall";
 		h.script(agent.steps(64));
 		await h.session.prompt(recallQuestion(cfg.values));

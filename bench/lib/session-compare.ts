@@ -11,11 +11,13 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { SettingsManager } from "@earendil-works/pi-coding-agent";
 import { type ArmReport, type RequestRecord, summarizeArm } from "../../src/report/arm-report.ts";
+import type { IndexCoverage } from "../../src/report/index-coverage.ts";
 import { costOf, DEFAULT_PRICE_CARD, loadPriceCardFile, type PriceCard } from "../../src/report/price-card.ts";
 import { WORKLOAD_ROOT } from "../../test/helpers/workload.ts";
 import { machineNotes } from "./harness.ts";
 import { type PlantedValue, plantValues, type ValueReport } from "./recall-agent.ts";
 import { type ArmConfig, type ArmName, type ArmRun, runArm } from "./session-arms.ts";
+import { fixtureIndex, type RecallTarget, recallTargets } from "./session-recall.ts";
 
 /** Values planted at full scale (fewer when the run has fewer stages). */
 export const VALUES = 8;
@@ -274,6 +276,12 @@ export interface SessionResult {
 	costs: Record<ArmName, CostParts>;
 	floor: FloorAnalysis;
 	targets: TargetResult[];
+	/** the pi-fold arm again, its recall agent without search (the index and peek only) */
+	noSearch: ArmRun;
+	noSearchReport: ArmReport;
+	/** index coverage: the bench workload's window at the recall question, and the real fixture's */
+	index: { workload?: IndexCoverage; fixture?: IndexCoverage };
+	recallTargets: RecallTarget[];
 	/** problems that make the run not what it claims (empty for a clean run) */
 	health: string[];
 }
@@ -398,16 +406,12 @@ function targetsOf(
 		met: unattributed === 0,
 		...(unattributed === 0 ? {} : { note: "a rewrite no commit explains is a bug: see arms.pi-fold.fold.rewrites" }),
 	});
-	const values = runs["pi-fold"].values;
-	const recoverable = values.filter((v) => v.outcome === "visible" || v.outcome === "recovered").length;
-	const lost = values.filter((v) => v.outcome.startsWith("lost"));
-	out.push({
-		what: "values recoverable by pi-fold",
-		measured: recoverable,
-		needed: `= ${values.length}`,
-		met: recoverable === values.length,
-		...(lost.length === 0 ? {} : { note: `lost: ${lost.map((v) => `stage ${v.stage} (${v.outcome})`).join(", ")}` }),
-	});
+	ratioTarget(
+		"cost including recall, pi-fold / native",
+		ratioOf(f.cost, n.cost),
+		1,
+		() => `pi-fold ${usd(f.cost)} against native ${usd(n.cost)}`,
+	);
 	const compactions = runs.native.compactions;
 	out.push({
 		what: "native compactions (setup)",
@@ -459,6 +463,8 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 	}
 	const runs = {} as Record<ArmName, ArmRun>;
 	for (const arm of ARMS) runs[arm] = await runArm(arm, cfg);
+	const noSearch = await runArm("pi-fold", { ...cfg, recallSearch: false });
+	const index = { workload: runs["pi-fold"].fold?.index, fixture: await fixtureIndex() };
 	const reports = {} as Record<ArmName, ArmReport>;
 	const costs = {} as Record<ArmName, CostParts>;
 	for (const arm of ARMS) {
@@ -484,6 +490,10 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 		costs,
 		floor,
 		targets: targetsOf(reports, costs, floor, runs, budget, o.card),
-		health: ARMS.flatMap((arm) => health(runs[arm], o.window)),
+		noSearch,
+		noSearchReport: report(noSearch, o.card),
+		index,
+		recallTargets: recallTargets(runs["pi-fold"], noSearch, index),
+		health: [...ARMS.flatMap((arm) => health(runs[arm], o.window)), ...health(noSearch, o.window)],
 	};
 }

@@ -167,10 +167,12 @@ export function toolGroupsText(calls: readonly IndexCall[], n: number): string {
 function notesText(child: IndexChild, n: number): string {
 	const first = child.supplied ?? (child.kind === "chapter" ? child.span.opening : undefined) ?? child.span.notes[0];
 	const last = child.span.notes.length > 0 ? child.span.notes[child.span.notes.length - 1] : undefined;
-	const picked = [first, last]
+	const both = [first, last]
 		.filter((t): t is string => t !== undefined && oneLine(t) !== "")
 		.map(oneLine)
 		.filter((t, i, all) => all.indexOf(t) === i);
+	// Too little room for two useful notes: the first alone says where the span starts.
+	const picked = both.length === 2 && n < 40 ? both.slice(0, 1) : both;
 	if (picked.length === 0 || n < 12) return "";
 	const frame = picked.length === 2 ? 7 : 2;
 	const shares = fairShares(
@@ -226,6 +228,7 @@ function perCallText(calls: readonly IndexCall[], n: number): string | undefined
 
 /** Notes as index lines first show them: short, so every child can have them; and at most. */
 const SHORT_NOTES = 48;
+const MIN_NOTES = 24;
 const LONG_NOTES = 120;
 
 /** One child's line as it grows: its tool groups, its notes' room, a call-by-call form at the end. */
@@ -327,13 +330,18 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 		c.tools.grow(b.i);
 		left -= b.cost;
 	}
-	// Round 3: short notes, in order, while they fit.
+	// Round 3: short notes, in order, while they fit (else the first note's start, where it fits).
 	for (const c of children) {
-		const before = c.length;
-		c.notes = SHORT_NOTES;
-		const cost = c.length - before;
-		if (cost > left) c.notes = 0;
-		else left -= cost;
+		for (const room of [SHORT_NOTES, MIN_NOTES]) {
+			const before = c.length;
+			c.notes = room;
+			const cost = c.length - before;
+			if (cost <= left) {
+				left -= cost;
+				break;
+			}
+			c.notes = 0;
+		}
 	}
 	// Round 4: more principal arguments across all children (a line's length is its parts' sum).
 	left = growAll(
