@@ -188,7 +188,7 @@ describe("consolidation briefs over real lattices", () => {
 		}
 		expect(top.brief).toContain('"Stage 0: reading mod0" … "Stage 5: reading mod5"');
 		const cov = indexCoverage(s.lattice, s.context.sources);
-		expect(cov).toMatchObject({ calls: 24, visible: 24, briefs: 1 });
+		expect(cov).toMatchObject({ calls: 24, visible: 24, anyDepth: 24, briefs: 1 });
 	});
 
 	it("the coverage measure credits a line only for the child it speaks for", () => {
@@ -273,6 +273,9 @@ describe.skipIf(!hasFixture)("index lines on the real fixture, folded by the run
 		expect(coverage.calls).toBeGreaterThan(100);
 		expect(coverage.visible).toBeLessThanOrEqual(coverage.calls);
 		expect(coverage.perBrief.reduce((n, b) => n + b.calls, 0)).toBe(coverage.calls);
+		// Each fold's own brief names what the window's index lines cannot fit.
+		expect(coverage.anyDepth).toBeGreaterThanOrEqual(coverage.visible);
+		expect(coverage.anyDepth).toBeLessThanOrEqual(coverage.calls);
 	});
 });
 

@@ -124,12 +124,12 @@ export function recallText(
 ): string {
 	const b = INDEX_BASELINE;
 	const row = (what: string, before: { visible: number; calls: number; share: number }, now?: IndexCoverage) =>
-		`| ${what} | ${before.visible}/${before.calls} (${pct(before.share)}) | ${now ? `${now.visible}/${now.calls} (${pct(now.share)})` : "not run"} |`;
+		`| ${what} | ${before.visible}/${before.calls} (${pct(before.share)}) | ${now ? `${now.visible}/${now.calls} (${pct(now.share)})` : "not run"} | ${now ? `${now.anyDepth}/${now.calls} (${pct(now.anyDepth / Math.max(1, now.calls))})` : ""} |`;
 	const lines = [
 		"## Finding what was folded",
 		"Index coverage: folded tool calls whose name and principal argument a brief in the window names (when the recall question is asked; the fixture after its last request).",
-		"| | before index lines | now |",
-		"|---|---:|---:|",
+		"| | before index lines | now | now, named by a brief of a fold holding the call at any depth |",
+		"|---|---:|---:|---:|",
 		row("bench workload", b.workload, index.workload),
 		row("real fixture (replayed)", b.fixture, index.fixture),
 		"",

@@ -17,6 +17,8 @@ export interface IndexCoverage {
 	/** Of those, calls whose name and principal argument a shown brief names. */
 	visible: number;
 	share: number;
+	/** Calls named by the brief of some fold holding them at any depth (what peek or expand reach in one step). */
+	anyDepth: number;
 	/** Briefs the window shows, and their characters in all. */
 	briefs: number;
 	briefChars: number;
@@ -142,6 +144,18 @@ export function indexCoverage(lattice: FoldLattice, sources: readonly SessionEnt
 	const perBrief = shown.map((fold, i) => ({ fold, chars: briefs[i].length, calls: 0, visible: 0 }));
 	const slot = new Map(shown.map((id, i) => [id, perBrief[i]]));
 	let visible = 0;
+	let anyDepth = 0;
+	const briefLines = new Map<string, string[]>();
+	const briefOf = (id: string) => {
+		let lines = briefLines.get(id);
+		if (!lines) {
+			lines = (lattice.get(id as FoldId)?.brief ?? "").split("\n");
+			briefLines.set(id, lines);
+		}
+		return lines;
+	};
+	const named = (line: string, c: FoldedCall) =>
+		wordRe(c.name).test(line) && (line.includes(c.key) || braceReadings(line).some((r) => r.includes(c.key)));
 	for (const c of calls) {
 		const name = wordRe(c.name);
 		const hit = lines.some(
@@ -157,11 +171,13 @@ export function indexCoverage(lattice: FoldLattice, sources: readonly SessionEnt
 		}
 		if (hit) visible++;
 		else if (missing.length < 20) missing.push({ fold: c.fold, name: c.name, principal: c.key });
+		if (hit || [...c.owners].some((f) => briefOf(f).some((l) => named(l, c)))) anyDepth++;
 	}
 	return {
 		calls: calls.length,
 		visible,
 		share: calls.length === 0 ? 1 : visible / calls.length,
+		anyDepth,
 		briefs: shown.length,
 		briefChars: briefs.reduce((n, b) => n + b.length, 0),
 		perBrief,
