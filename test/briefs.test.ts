@@ -207,7 +207,7 @@ describe("deterministic briefs on chapters and consolidations", () => {
 		expect(b.text).toMatch(/notes omitted/);
 	});
 
-	it("a consolidation indexes its children by id and first brief line, raw gaps by role and size", () => {
+	it("a consolidation indexes each child by id, call and principal argument, raw gaps by role and size", () => {
 		const sm = SessionManager.inMemory("/tmp");
 		sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
 		const spans: [string, string][] = [];
@@ -229,7 +229,9 @@ describe("deterministic briefs on chapters and consolidations", () => {
 		if (!c.ok) throw new Error(c.reason);
 		const text = briefForFold(lattice, c.id, byId)!;
 		expectWellFormed({ id: c.id, text, again: briefForFold(lattice, c.id, byId) });
-		for (const id of ids) expect(text).toContain(`${id}: tool batch: 1 call (read)`);
+		ids.forEach((id, k) => {
+			expect(text).toContain(`- ${id} batch: read f${k} → "qqq`);
+		});
 		expect(text).toMatch(/raw: assistant 1 \(\d+ chars\)/);
 	});
 });

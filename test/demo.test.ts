@@ -61,10 +61,10 @@ describe("npm run demo", () => {
 	});
 
 	it("prints an outcome per planted value for every arm, and says what is simulated and what is real", () => {
-		expect(result.stdout).toContain("| stage | value | pi-fold | native | none |");
+		expect(result.stdout).toContain("| stage | value | pi-fold | pi-fold without search | native | none |");
 		const rows = result.stdout.split("\n").filter((l) => /^\| \d+ \| `chk-[0-9a-f]{16}` \|/.test(l));
 		expect(rows).toHaveLength(STAGES); // one value per stage when there are fewer than 8 stages
-		for (const row of rows) expect(row.split(" | ").slice(2)).toHaveLength(3);
+		for (const row of rows) expect(row.split(" | ").slice(2)).toHaveLength(4);
 		expect(result.stdout).toContain("only the model is simulated");
 		expect(result.stdout).toContain("Pi 1.6's AgentSession");
 	});

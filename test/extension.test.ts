@@ -132,7 +132,7 @@ describe("pi_fold_context in an AgentSession", () => {
 			// The refusal, then the window arithmetic every answer ends with.
 			const [reason, ...closing] = textOf(refused).split("\n");
 			expect(reason).toBe(
-				'pi_fold_context refused: argument "depth" does not apply to action "status" (it takes "detail")',
+				'pi_fold_context refused: argument "depth" does not apply to action "status" (it takes "detail", "offset")',
 			);
 			expect(closing).toEqual([expect.stringMatching(/^-- window: ~\d+ of \d+ tokens/)]);
 			expect(refused.details).toMatchObject({ ok: false, action: "status" });

@@ -23,11 +23,11 @@ import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from 
 const core = nodeCore();
 const STAGES = 16;
 /** Small enough that 16 stages need several commits; each stage adds ~0.1-0.35 of it. */
-const BUDGET = 14_000;
+const BUDGET = 15_000;
 /** Low, so consolidation runs in this short session too. */
 const CONSOLIDATE_AFTER = 3;
 /**
- * Pi's own compaction threshold (window - reserveTokens = 6000 tokens, 0.43 of the budget) lies
+ * Pi's own compaction threshold (window - reserveTokens = 6000 tokens, 0.4 of the budget) lies
  * below maxTarget, so Pi asks to compact between pi-fold's commits and pi-fold must cancel it.
  */
 const RESERVE = 16_384;

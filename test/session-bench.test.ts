@@ -38,7 +38,7 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => removeTempDirs());
 
-const OUTCOMES = ["visible", "recovered", "lost", "lost (peek unavailable)"];
+const OUTCOMES = ["visible", "recovered", "lost"];
 const strip = <T extends { kind?: string }>({ kind: _k, ...rest }: T) => rest;
 
 describe.each(ARMS)("session benchmark arm %s", (arm) => {
@@ -91,7 +91,7 @@ describe("the arms differ where they should", () => {
 		expect(r.compactions).toBeGreaterThan(0);
 		expect(r.values.some((v) => v.outcome === "lost")).toBe(true);
 		expect(r.values.some((v) => v.outcome === "recovered")).toBe(false);
-		expect(r.recallCalls).toEqual({ status: 0, probes: 0, peeks: 0 });
+		expect(r.recallCalls).toEqual({ search: 0, peek: 0, tokens: 0 });
 		expect(r.fold).toBeUndefined();
 	});
 
@@ -106,15 +106,24 @@ describe("the arms differ where they should", () => {
 		expect(r.values.filter((v) => v.outcome === "visible" || v.outcome === "recovered")).toHaveLength(8);
 	});
 
-	it("pi-fold's recall read consolidated values back through status (tree) and peek", () => {
+	it("pi-fold's recall found the values it could not see with one search for the question's words", () => {
 		const r = runs.get("pi-fold") as ArmRun;
 		const recovered = r.values.filter((v) => v.outcome === "recovered");
 		expect(recovered.length).toBeGreaterThan(0);
-		// Each came back in the result of a peek of a fold id the tree listed.
-		for (const v of recovered) expect(v.via).toMatch(/^f[0-9a-f]{10}$/);
-		expect(r.recallCalls.status).toBe(1);
-		expect(r.recallCalls.peeks).toBeGreaterThan(0);
+		for (const v of recovered) expect(v).toMatchObject({ via: "search", calls: 1 });
+		expect(r.recallCalls.search).toBe(1);
+		expect(r.recallCalls.peek).toBe(0);
 	});
+
+	it("without search, the same agent reads the index and peeks its way to every value", async () => {
+		const r = await runArm("pi-fold", { ...CONFIG, recallSearch: false });
+		expect(r.values.filter((v) => v.outcome === "lost")).toEqual([]);
+		const recovered = r.values.filter((v) => v.outcome === "recovered");
+		expect(recovered.length).toBeGreaterThan(0);
+		for (const v of recovered) expect(v.via).toMatch(/^f[0-9a-f]{10}$/);
+		expect(r.recallCalls.search).toBe(0);
+		expect(r.recallCalls.peek).toBeGreaterThanOrEqual(recovered.length);
+	}, 60_000);
 });
 
 describe("the none arm: no compaction, no pi-fold", () => {
@@ -128,7 +137,7 @@ describe("the none arm: no compaction, no pi-fold", () => {
 		expect(r.compactions).toBe(0);
 		expect(r.records.some((x) => x.kind === "summary")).toBe(false);
 		expect(r.fold).toBeUndefined();
-		expect(r.recallCalls).toEqual({ status: 0, probes: 0, peeks: 0 });
+		expect(r.recallCalls).toEqual({ search: 0, peek: 0, tokens: 0 });
 		expect(r.values.every((v) => v.outcome === "visible")).toBe(true);
 	});
 

@@ -71,7 +71,11 @@ describe("a short tiered run: a 2x tier far below the window", () => {
 	it("pi-fold's budget is the tier and none of its requests pass it; native's do", () => {
 		expect(TIER).toEqual({ above: 12_000, multiplier: 2 });
 		expect(runs["pi-fold"].fold?.budget).toBe(12_000);
-		expect(runs["pi-fold"].fold?.problems).toEqual([]);
+		// With a budget this small a due commit can find everything foldable already folded (the recall
+		// phase's small answers are not marked yet); that is said, and is no fault.
+		expect(
+			runs["pi-fold"].fold?.problems.filter((p) => !p.endsWith("nothing folded: no pending marks to commit")),
+		).toEqual([]);
 		expect(runs["pi-fold"].fold?.commits).toBeGreaterThan(0);
 		expect(aboveTier(runs["pi-fold"], TIER)).toBe(0);
 		expect(aboveTier(runs.native, TIER)).toBeGreaterThan(0);

@@ -50,7 +50,7 @@ import { canonical, isAppendOf, providerProblems } from "./helpers/requests.ts";
 const SLICES = 4;
 
 describe("pi_fold_context on standing folds (small budget: commits, consolidations)", () => {
-	const BUDGET = 14_000;
+	const BUDGET = 15_000;
 	let agent: FoldAgent;
 	/** The consolidation, two of its children (the first and the largest other), and a third. */
 	let parent: FoldView;
@@ -82,7 +82,8 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 			fullText = r.slice.text;
 			return r.slice.total;
 		});
-		const nextOffset = (prev: string) => Number(/peek with offset (\d+) to go on/.exec(resultText(agent, prev))?.[1]);
+		const nextOffset = (prev: string) =>
+			Number(/^next: \{"action":"peek".*"offset":(\d+)/m.exec(resultText(agent, prev))?.[1]);
 		const slice = (k: number) => (): ToolArgs => {
 			const size = Math.ceil(whole() / SLICES);
 			if (k === 0) return { action: "peek", id: picks().parent.id, bytes: size };
@@ -170,7 +171,7 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 			expect(m.freed).toBeGreaterThan(0);
 		}
 		for (const root of details.runtime?.roots ?? []) expect(text).toContain(`${root.id} ${root.kind}: `);
-		expect(text).toContain("budget: 14,000 tokens (providerInputBudget");
+		expect(text).toContain(`budget: ${BUDGET.toLocaleString("en-US")} tokens (providerInputBudget`);
 		expect(text).toMatch(/thresholds: commit at 80\.0%, fold down to 40\.0%/);
 		expect(text).toMatch(/rewrites: \d+ requests = .* \+ 0 unattributed/);
 	});
@@ -255,10 +256,19 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 			if (k < SLICES - 1) expect(d.end - d.start).toBeLessThanOrEqual(Math.ceil(d.total / SLICES));
 			expect(d.verifiedBy).toBe("store");
 			const text = textOf(r);
-			expect(text).toContain(`Text view bytes ${d.start}-${d.end} of ${d.total}`);
-			if (d.start > 0) expect(text).toContain(`bytes 0-${d.start} omitted before`);
-			if (d.end < d.total) expect(text).toContain(`bytes ${d.end}-${d.total} omitted after (peek with offset ${d.end}`);
-			else expect(text).not.toContain("omitted after");
+			expect(text).toContain(`its text view is ${d.total.toLocaleString("en-US")} bytes`);
+			expect(text).toContain(`[end of peek ${parent.id}, bytes ${d.start}-${d.end} of ${d.total}]`);
+			if (d.start > 0) expect(text).toContain(`; bytes 0-${d.start} before`);
+			// From the start, a consolidation's peek opens with its children and their offsets.
+			if (d.start === 0) for (const c of kidsOf(parent)) expect(text).toMatch(new RegExp(`^@\\d+ \\+\\d+ ${c} `, "m"));
+			else expect(text).not.toContain("Contents (");
+			const last = text.split("\n").at(-1) ?? "";
+			if (d.end < d.total) {
+				expect(text).toContain(`; ${d.total - d.end} bytes after]`);
+				expect(last).toMatch(
+					new RegExp(`^next: \\{"action":"peek","id":"${parent.id}","offset":${d.end},"bytes":\\d+\\}$`),
+				);
+			} else expect(last).toMatch(/^-- window: /);
 			joined += sliceBody(text, parent.id);
 			covered = d.end;
 		}
@@ -364,9 +374,16 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 	});
 });
 
-/** The slice text of a peek answer: between its header paragraph and its end line. */
+/** The slice text of a peek answer: after its `[bytes …]` line, before its end line. */
 function sliceBody(text: string, id: string): string {
-	const start = text.indexOf("\n\n") + 2;
-	const end = text.lastIndexOf(`\n\n[end of peek ${id}]`);
+	const range = /\n\n\[bytes \d+-\d+ of \d+[^\]\n]*\]\n/.exec(text);
+	if (!range) throw new Error("no slice in the peek answer");
+	const start = range.index + range[0].length;
+	const end = text.lastIndexOf(`\n\n[end of peek ${id}, `);
 	return text.slice(start, end);
+}
+
+/** A fold's direct child fold ids. */
+function kidsOf(f: FoldView): string[] {
+	return f.children.flatMap((c) => (c.type === "fold" ? [c.id] : []));
 }

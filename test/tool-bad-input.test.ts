@@ -177,6 +177,15 @@ describe("pi-fold's own argument check, for callers that skip Pi's schema check"
 			/"ephemeral" must be true or false/,
 		],
 		["detail other", { action: "status", detail: 1 }, /"detail" may only be "tree", got number 1/],
+		["query a number", { action: "search", query: 7 }, /"query" must be a string, got number 7/],
+		["regex a string", { action: "search", query: "x", regex: "true" }, /"regex" must be true or false/],
+		[
+			"limit zero",
+			{ action: "search", query: "x", limit: 0 },
+			/"limit" must be a whole number from 1 to 30, got number 0/,
+		],
+		["limit fractional", { action: "search", query: "x", limit: 2.5 }, /"limit" must be a whole number from 1 to 30/],
+		["search offset negative", { action: "search", query: "x", offset: -1 }, /"offset" must be a whole number >= 0/],
 		["from a number", { action: "reboundary", from: 1, to: "e2" }, /"from" must be an entry id string, got number 1/],
 		["to empty", { action: "reboundary", from: "e1", to: "" }, /"to" must be an entry id string/],
 	];

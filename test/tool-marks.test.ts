@@ -161,11 +161,17 @@ describe("pi_fold_context on pending marks (large budget: marks wait, then one c
 				.map((l) => [JSON.parse(l).id as string, Buffer.byteLength(l)]),
 		);
 		const bytes = sourcesOf(agent, M[0]).reduce((s, e) => s + (lines.get(e.id) ?? Number.NaN), 0);
-		expect(text).toContain(
-			`[pi-fold peek ${M[0].id}] tool-batch, pending, ${M[0].end - M[0].start} entries, ${bytes} source bytes verified by SHA-256 (from the session, not yet folded)`,
+		expect(text).toMatch(
+			new RegExp(
+				`^\\[pi-fold peek ${M[0].id}\\] tool-batch, pending, ${M[0].end - M[0].start} entries; its text view is [\\d,]+ bytes \\(~[\\d,]+ tokens\\) in all, from ${bytes} source bytes verified by SHA-256 \\(from the session, not yet folded\\)`,
+			),
 		);
+		// From the start: every entry of the mark listed with its offset into the text view.
+		for (const e of sourcesOf(agent, M[0])) expect(text).toMatch(new RegExp(`^@\\d+ \\+\\d+ entry ${e.id} `, "m"));
 		expect(text).toContain(`## entry ${sourcesOf(agent, M[0])[0].id}`);
 		expect(d.end).toBeLessThan(d.total);
+		// Cut short: the answer ends with the call that goes on.
+		expect(text.split("\n").at(-1)).toBe(`next: {"action":"peek","id":"${M[0].id}","offset":${d.end},"bytes":4000}`);
 	});
 
 	it("brief writes the agent's sentence on the pending mark, again and again; the commit shows the last one verbatim", () => {

@@ -1,18 +1,19 @@
 // The session benchmark's planted values and the scripted agent that is asked for them at the end.
 //
-// Eight seeded values are printed by an extra bash call at stages spread over the run (the workload's
-// `plant`). After the last stage one user message asks for all of them, naming the stages. The scripted
-// agent (a faux response function) decides from what each request carries:
-// - a value the first answering request contains (raw, or inside a brief) is "visible";
-// - otherwise, with pi-fold, it asks `pi_fold_context` for `status` with `detail: "tree"` (falling back to
-//   the fold ids the window shows if that is refused), skims the head of every committed fold that is
-//   not an index of others (one turn of small `peek` slices: which stage each fold starts at), then
-//   peeks, for each missing value, the fold holding its stage, slice after slice (`offset`), keeping
-//   one turn's slices within a share of the budget `status` stated, until a request carries the value:
-//   "recovered". It remembers what it learnt (which fold starts where) across turns, as a model would
-//   from its own reading, even after a commit folds the skim away;
-// - without the tool (native compaction), or when every route is exhausted: "lost". A refused `peek`
-//   (a build without the action) ends the search: "lost (peek unavailable)".
+// Eight seeded values are printed in the middle of a bash output (a log; see the workload's `plant`)
+// at stages spread over the run; the command that printed them does not name them. After the last
+// stage one user message asks for all of them, naming the stages. The scripted agent (a faux response
+// function) knows only what a model would: the text of each request (the window: raw messages, briefs
+// and their index lines), and the answers of its own pi_fold_context calls. It never reads the plan:
+// - it reads the question for the words it uses ("check value") and the stages it names;
+// - a line of the window holding those words and a stage gives that stage's value: "visible";
+// - with search, it searches for the question's words and reads the matching lines (page after page);
+// - without search (or for what search did not find), it reads the index: the fold whose index line
+//   names the stage, a consolidation's contents (peek from the start: children with their stages and
+//   offsets) down to the tool batch, that batch's contents (its entries with offsets), and then each
+//   bash result of that stage, peeked at its offset for its length, until a line with the words;
+// - what it found after calls is "recovered" (with the calls made and the tokens they added by then);
+//   what it could not find is "lost". Its final answer lists what it found; the bench checks it.
 // Summary requests (Pi's compaction) are answered wherever they occur, by the workload's own step.
 import { createHash } from "node:crypto";
 import {
@@ -32,12 +33,17 @@ export interface PlantedValue {
 	value: string;
 }
 
-export type ValueOutcome = "visible" | "recovered" | "lost" | "lost (peek unavailable)";
+export type ValueOutcome = "visible" | "recovered" | "lost";
 
 export interface ValueReport extends PlantedValue {
 	outcome: ValueOutcome;
-	/** the fold whose peek carried it back (recovered only) */
+	/** recovered: pi_fold_context calls made, and tokens their answers added, when it was found */
+	calls?: number;
+	tokens?: number;
+	/** recovered: how (the search, or the fold whose peek carried it) */
 	via?: string;
+	/** what the agent answered for this stage when it was not the value (a wrong answer counts as lost) */
+	answered?: string;
 }
 
 /** `count` values planted at stages spread evenly over the run, each a seeded 16-hex-digit tag. */
@@ -88,10 +94,7 @@ interface ToolAnswer {
 	text: string;
 }
 
-/**
- * The tool results answering the previous assistant message: every tool result after the last
- * assistant message (a commit receipt or notice may follow them).
- */
+/** The tool results after the last assistant message (a commit receipt or notice may follow them). */
 function trailingToolResults(context: TranscriptContext): ToolAnswer[] {
 	const out: ToolAnswer[] = [];
 	for (let i = context.messages.length - 1; i >= 0; i--) {
@@ -105,25 +108,33 @@ function trailingToolResults(context: TranscriptContext): ToolAnswer[] {
 	return out;
 }
 
-const FOLD_ID = /\bf[0-9a-f]{10}\b/g;
-const STAGE_OR_FOLD = /\bf[0-9a-f]{10}\b|\bStage (\d+):/g;
-const PEEK_HEAD = /\[pi-fold peek (f[0-9a-f]{10})\]/;
-const PEEK_GOES_ON = /peek with offset (\d+) to go on/;
-const TREE_LINE = /^\s*(f[0-9a-f]{10}) (\S+) (\S+), \d+ entries/;
-/** A refusal of "peek" itself: pi-fold's parser ("unknown action") or Pi's schema check ("expected one of"). */
-const PEEK_UNKNOWN = /unknown action "peek"|action: expected one of/i;
-const BUDGET_LINE = /^budget: (\d+) tokens/m;
-/** pi-fold's default peek slice, in bytes. */
-const PEEK_DEFAULT_BYTES = 32_000;
-
-function idsIn(text: string): string[] {
-	return [...new Set(text.match(FOLD_ID) ?? [])];
+/** The question's words for what is asked, and the stages it names. */
+export function readQuestion(text: string): { words: string; stages: number[] } | undefined {
+	const m = /\ba ([a-z ]+?) was printed by \w+ at each of stages ([\d, ]+)/i.exec(text);
+	if (!m) return undefined;
+	return { words: m[1], stages: m[2].split(/[, ]+/).filter(Boolean).map(Number) };
 }
 
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Lines holding the words: the stage each names and the token right after the words. */
+export function valuesIn(text: string, words: string): Map<number, string> {
+	const out = new Map<number, string>();
+	const re = new RegExp(`${escapeRe(words)}\\s*[:=]?\\s*([^\\s"'\`,;]+)`, "i");
+	for (const line of text.split("\n")) {
+		const m = re.exec(line);
+		const stage = /\bstage (\d+)/i.exec(line);
+		if (m && stage && !out.has(Number(stage[1]))) out.set(Number(stage[1]), m[1]);
+	}
+	return out;
+}
+
+const STAGE_OR_FOLD = /\bf[0-9a-f]{10}\b|\bStage (\d+)\b/g;
+
 /**
- * Which stages the window ties to which fold: within one message, a "Stage k:" note belongs to the
- * nearest fold id before it (a brief's header precedes its notes; a peek's header, or its nested-fold
- * line, precedes the entries it shows).
+ * The stages the text ties to each fold: within one message, a "Stage k" belongs to the nearest
+ * fold id before it (a brief's header precedes its notes; an index line names its child first,
+ * then the child's first and last notes; a peek's header or nested-fold line precedes its entries).
  */
 export function stagesByFold(texts: readonly string[]): Map<string, Set<number>> {
 	const out = new Map<string, Set<number>>();
@@ -131,169 +142,221 @@ export function stagesByFold(texts: readonly string[]): Map<string, Set<number>>
 		let fold: string | undefined;
 		for (const m of text.matchAll(STAGE_OR_FOLD)) {
 			if (m[1] === undefined) fold = m[0];
-			else if (fold) (out.get(fold) ?? out.set(fold, new Set()).get(fold))?.add(Number(m[1]));
+			else if (fold) {
+				let set = out.get(fold);
+				if (!set) {
+					set = new Set();
+					out.set(fold, set);
+				}
+				set.add(Number(m[1]));
+			}
 		}
 	}
 	return out;
 }
 
-interface TreeFold {
-	id: string;
-	kind: string;
-	state: string;
+/** One line of a peek's contents: where an item starts in the fold's text view, and what it is. */
+interface ContentsItem {
+	offset: number;
+	bytes: number;
+	text: string;
 }
 
-/** The folds a `status` tree lists, in transcript order. */
-function treeFolds(text: string): TreeFold[] {
-	const out: TreeFold[] = [];
+function contentsOf(text: string): ContentsItem[] {
+	const out: ContentsItem[] = [];
 	for (const line of text.split("\n")) {
-		const m = TREE_LINE.exec(line);
-		if (m) out.push({ id: m[1], kind: m[2], state: m[3] });
+		const m = /^@(\d+) \+(\d+) (.*)$/.exec(line);
+		if (m) out.push({ offset: Number(m[1]), bytes: Number(m[2]), text: m[3] });
 	}
 	return out;
 }
 
 // ---- the scripted agent ----
 
+type ToolArgs = Parameters<typeof fauxToolCall>[1];
+
 export interface RecallOptions {
 	values: readonly PlantedValue[];
 	/** true when the arm has pi-fold's tool; false: answer from the window only */
 	foldTool: boolean;
+	/** false: the agent does not use search (the index and peek only) */
+	search?: boolean;
 	/** answers a compaction summary request (the workload's own step, so both phases answer alike) */
 	summary: FauxResponseStep;
-	/** bytes of each fold's head read to learn which stage it starts at */
-	probeBytes?: number;
-	/** at most this many full peeks in one assistant message */
-	peeksPerTurn?: number;
-	/**
-	 * Share of the serving budget (as `status` states it) one turn's peeks may bring back, in all: a
-	 * peek that pushes the window past pi-fold's commit threshold is folded again at that turn's end,
-	 * before it is read. Default 0.2.
-	 */
-	peekShare?: number;
-	/** give up after this many peek calls in all (probes included) */
-	maxPeeks?: number;
+	/** give up after this many pi_fold_context calls (default 40) */
+	maxCalls?: number;
 }
 
 export interface RecallAgent {
 	steps(count: number): FauxResponseStep[];
-	/** per value, once the agent has answered (before: every outcome still "lost") */
+	/** per value, once the agent has answered (before: every outcome "lost") */
 	report(): ValueReport[];
 	/** summary requests answered by this agent */
 	summaries(): number;
-	/** pi_fold_context calls made: status, probes (head-only peeks) and peeks */
-	calls(): { status: number; probes: number; peeks: number };
+	/** pi_fold_context calls made, and tokens their answers added to the window (characters / 4) */
+	calls(): { search: number; peek: number; tokens: number };
+}
+
+interface Goal {
+	stage: number;
+	/** folds already read for it, from the start */
+	opened: Set<string>;
+	/** bash results of its stage still to read: fold, offset, bytes */
+	results: { fold: string; offset: number; bytes: number }[];
+	read: Set<string>;
 }
 
 export function recallAgent(opts: RecallOptions): RecallAgent {
-	const probeBytes = opts.probeBytes ?? 320;
-	const peeksPerTurn = opts.peeksPerTurn ?? 4;
-	const maxPeeks = opts.maxPeeks ?? 160;
-	const peekShare = opts.peekShare ?? 0.2;
-	/** What the agent has learnt so far: the stages each fold holds (it remembers what it read). */
-	const known = new Map<string, Set<number>>();
-	/** The serving budget in tokens, from the status answer. */
-	let budget: number | undefined;
-	const outcome = new Map<string, ValueReport>(opts.values.map((v) => [v.value, { ...v, outcome: "lost" }]));
-	const pending = new Set<string>();
-	/** how far each fold has been read: the next offset, or "end" */
-	const progress = new Map<string, number | "end">();
-	/** the peek calls of the previous assistant message: call id -> fold id */
-	let inFlight = new Map<string, string>();
-	let tree: TreeFold[] | undefined;
-	let treeAsked = false;
-	let probed = false;
-	let peekWorked = false;
+	const maxCalls = opts.maxCalls ?? 40;
+	const useSearch = opts.search !== false;
+	const found = new Map<number, { value: string; calls: number; tokens: number; via?: string }>();
+	let question: { words: string; stages: number[] } | undefined;
+	let answer: Map<number, string> | undefined;
 	let first = true;
 	let done = false;
 	let turn = 0;
 	let summaries = 0;
-	const counts = { status: 0, probes: 0, peeks: 0 };
+	const counts = { search: 0, peek: 0, tokens: 0 };
+	/** The calls of the previous assistant message: id -> what it was for. */
+	let inFlight = new Map<string, { kind: "search" | "peek"; fold?: string; contents?: boolean }>();
+	/** What the agent learnt from the window and its reading: the stages each fold holds. */
+	const known = new Map<string, Set<number>>();
+	/** Contents of folds it has read from the start. */
+	const contents = new Map<string, ContentsItem[]>();
+	const goals = new Map<number, Goal>();
+	let searched = false;
+	let nextSearch: ToolArgs | undefined;
+
+	const missing = () => (question?.stages ?? []).filter((s) => !found.has(s));
+	const calls = () => counts.search + counts.peek;
+
+	const learn = (byFold: Map<string, Set<number>>) => {
+		for (const [id, set] of byFold) {
+			let mine = known.get(id);
+			if (!mine) {
+				mine = new Set();
+				known.set(id, mine);
+			}
+			for (const s of set) mine.add(s);
+		}
+	};
+	const note = (values: Map<number, string>, via?: string) => {
+		for (const [stage, value] of values) {
+			if (!question?.stages.includes(stage) || found.has(stage)) continue;
+			found.set(stage, { value, calls: calls(), tokens: counts.tokens, ...(via ? { via } : {}) });
+		}
+	};
 
 	const finish = (): AssistantMessage => {
 		done = true;
-		const lines = opts.values.map((v) => {
-			const r = outcome.get(v.value);
-			const known = r?.outcome === "visible" || r?.outcome === "recovered";
-			return `${v.stage}: ${known ? v.value : "(not recoverable from my context)"}`;
-		});
+		answer = new Map([...found].map(([s, f]) => [s, f.value]));
+		const lines = (question?.stages ?? []).map(
+			(s) => `${s}: ${found.get(s)?.value ?? "(not recoverable from my context)"}`,
+		);
 		return fauxAssistantMessage(fauxText(lines.join("\n")));
 	};
-	const giveUp = (why: ValueOutcome): AssistantMessage => {
-		for (const v of pending) {
-			const r = outcome.get(v);
-			if (r) r.outcome = why;
-		}
-		pending.clear();
-		return finish();
-	};
-	const toolUse = (calls: { args: Record<string, string | number>; fold?: string }[]) => {
+	const toolUse = (list: { args: ToolArgs; kind: "search" | "peek"; fold?: string; contents?: boolean }[]) => {
 		inFlight = new Map();
-		const blocks = calls.map(({ args, fold }, k) => {
-			const c = fauxToolCall(FOLD_TOOL, args, { id: `recall${turn}c${k}` });
-			if (fold) inFlight.set(c.id, fold);
-			return c;
+		const blocks = list.map((c, k) => {
+			const call = fauxToolCall(FOLD_TOOL, c.args, { id: `recall${turn}c${k}` });
+			inFlight.set(call.id, c);
+			counts[c.kind]++;
+			return call;
 		});
 		return fauxAssistantMessage(blocks, { stopReason: "toolUse" });
 	};
 
-	/** Read what the previous calls brought back: recovered values, how far each fold was read, the tree. */
-	const absorb = (context: TranscriptContext, all: string): AssistantMessage | undefined => {
-		const answers = trailingToolResults(context);
-		for (const v of [...pending]) {
-			// Only this agent's calls added text since the question: a value now present came back through them.
-			if (!all.includes(v)) continue;
-			const r = outcome.get(v);
-			if (r) {
-				r.outcome = "recovered";
-				const carrier = answers.find((a) => a.text.includes(v));
-				if (carrier) r.via = inFlight.get(carrier.id);
-			}
-			pending.delete(v);
-		}
-		const peeks = answers.filter((a) => inFlight.has(a.id));
-		for (const a of peeks) {
-			const id = PEEK_HEAD.exec(a.text)?.[1] ?? inFlight.get(a.id) ?? "";
-			if (a.isError) {
-				progress.set(id, "end");
+	/** Read the answers to the previous calls: values, stages of folds, contents, the next search page. */
+	const absorb = (context: TranscriptContext) => {
+		if (!question) return;
+		for (const a of trailingToolResults(context)) {
+			const c = inFlight.get(a.id);
+			if (!c) continue;
+			counts.tokens += Math.ceil(a.text.length / 4);
+			if (a.isError) continue;
+			const via = c.kind === "search" ? "search" : c.fold;
+			if (c.kind === "search") {
+				// Each match's line, as the answer shows it ("   > …").
+				const lines = a.text
+					.split("\n")
+					.filter((l) => l.startsWith("   > "))
+					.join("\n");
+				note(valuesIn(lines, question.words), via);
+				const next = /^next: (\{.*\})$/m.exec(a.text);
+				nextSearch = next ? (JSON.parse(next[1]) as ToolArgs) : undefined;
 				continue;
 			}
-			peekWorked = true;
-			const on = PEEK_GOES_ON.exec(a.text);
-			progress.set(id, on ? Number(on[1]) : "end");
+			note(valuesIn(a.text, question.words), via);
+			learn(stagesByFold([a.text]));
+			if (c.contents && c.fold) {
+				const items = contentsOf(a.text);
+				contents.set(c.fold, items);
+				// Children named with their stages; a batch's entries: each stage's bash results, in order.
+				const byChild = stagesByFold(items.map((i) => i.text));
+				learn(byChild);
+				let stage: number | undefined;
+				for (const item of items) {
+					const s = /^entry \S+ assistant "Stage (\d+):/.exec(item.text);
+					if (s) stage = Number(s[1]);
+					else if (/^entry \S+ assistant/.test(item.text)) stage = undefined;
+					else if (stage !== undefined && /^entry \S+ toolResult bash/.test(item.text)) {
+						goals.get(stage)?.results.push({ fold: c.fold, offset: item.offset, bytes: item.bytes });
+					}
+				}
+			}
 		}
-		// The first peeks all refused as an unknown action: this build has no peek.
-		if (!peekWorked && peeks.length > 0 && peeks.every((a) => a.isError && PEEK_UNKNOWN.test(a.text))) {
-			return giveUp("lost (peek unavailable)");
+	};
+
+	/** The next peek for a stage: a bash result of it to read, or the narrowest fold that holds it. */
+	const nextFor = (goal: Goal): { args: ToolArgs; fold: string; contents: boolean } | undefined => {
+		const r = goal.results.find((x) => !goal.read.has(`${x.fold}@${x.offset}`));
+		if (r) {
+			goal.read.add(`${r.fold}@${r.offset}`);
+			return {
+				args: { action: "peek", id: r.fold, offset: r.offset, bytes: Math.max(1, r.bytes) },
+				fold: r.fold,
+				contents: false,
+			};
 		}
-		if (treeAsked && tree === undefined) {
-			const answer = answers.find((a) => !inFlight.has(a.id));
-			const b = answer ? BUDGET_LINE.exec(answer.text) : null;
-			if (b) budget = Number(b[1]);
-			// Refused (no tree in this build): the fold ids the window shows stand in for it.
-			tree =
-				answer && !answer.isError && treeFolds(answer.text).length > 0
-					? treeFolds(answer.text)
-					: idsIn(all).map((id) => ({ id, kind: "?", state: "?" }));
+		// Folds that name this stage exactly, else whose stage range holds it; the narrowest range first.
+		let best: { id: string; span: number } | undefined;
+		for (const [id, stages] of known) {
+			if (goal.opened.has(id) || stages.size === 0) continue;
+			const lo = Math.min(...stages);
+			const hi = Math.max(...stages);
+			if (goal.stage < lo || goal.stage > hi) continue;
+			const span = stages.has(goal.stage) ? hi - lo : hi - lo + 1000;
+			if (!best || span < best.span) best = { id, span };
+		}
+		const pick = best?.id ?? between(goal);
+		if (!pick) return undefined;
+		goal.opened.add(pick);
+		return { args: { action: "peek", id: pick }, fold: pick, contents: true };
+	};
+
+	/**
+	 * A child no line tied to a stage, lying in a fold's contents between the children that end
+	 * before the stage and those that start after it (children are in transcript order).
+	 */
+	const between = (goal: Goal): string | undefined => {
+		for (const [parent, items] of contents) {
+			const kids = items.flatMap((i) => /^(f[0-9a-f]{10}) /.exec(i.text)?.[1] ?? []);
+			const range = (id: string) => {
+				const st = known.get(id);
+				return st && st.size > 0 ? [Math.min(...st), Math.max(...st)] : undefined;
+			};
+			const before = kids.findLastIndex((k) => (range(k)?.[1] ?? Number.POSITIVE_INFINITY) < goal.stage);
+			const after = kids.findIndex((k, i) => i > before && (range(k)?.[0] ?? Number.NEGATIVE_INFINITY) > goal.stage);
+			const candidates = kids.slice(before + 1, after < 0 ? kids.length : after);
+			if (!known.get(parent)?.has(goal.stage) && !inRange(parent, goal.stage)) continue;
+			const open = candidates.find((k) => !goal.opened.has(k) && !range(k));
+			if (open) return open;
 		}
 		return undefined;
 	};
-
-	/** The fold to read next for a value at `stage`, and from where. */
-	const targetFor = (stage: number, byFold: Map<string, Set<number>>): { id: string; offset: number } | undefined => {
-		const readable = (id: string) => progress.get(id) !== "end";
-		const from = (id: string) => ({ id, offset: (progress.get(id) as number | undefined) ?? 0 });
-		// A fold the window already ties to this stage.
-		for (const [id, stages] of byFold) if (stages.has(stage) && readable(id)) return from(id);
-		// Else the innermost folds in transcript order: the last one starting at or before the stage.
-		let best: { id: string; start: number } | undefined;
-		for (const f of tree ?? []) {
-			const stages = byFold.get(f.id);
-			if (!stages || f.kind === "consolidation" || f.kind === "peek") continue;
-			const start = Math.min(...stages);
-			if (start <= stage && (!best || start > best.start)) best = { id: f.id, start };
-		}
-		return best && readable(best.id) ? from(best.id) : undefined;
+	const inRange = (id: string, stage: number) => {
+		const st = known.get(id);
+		return st !== undefined && st.size > 0 && Math.min(...st) <= stage && stage <= Math.max(...st);
 	};
 
 	const step: FauxResponseStep = (context, options, state, model) => {
@@ -304,69 +367,47 @@ export function recallAgent(opts: RecallOptions): RecallAgent {
 		if (done) return fauxAssistantMessage([], { stopReason: "error", errorMessage: "recall agent already answered" });
 		turn++;
 		const texts = messageTexts(context);
-		const all = texts.join("\n\n");
 		if (first) {
 			first = false;
-			for (const v of opts.values) {
-				const r = outcome.get(v.value);
-				if (!r) continue;
-				if (all.includes(v.value)) r.outcome = "visible";
-				else pending.add(v.value);
-			}
-		} else {
-			const ended = absorb(context, all);
-			if (ended) return ended;
+			question = readQuestion(texts.at(-1) ?? "");
+			if (!question) return finish();
+			// What the window shows already.
+			note(valuesIn(texts.join("\n"), question.words));
+			for (const s of missing()) goals.set(s, { stage: s, opened: new Set(), results: [], read: new Set() });
+		} else absorb(context);
+		if (!question || missing().length === 0 || !opts.foldTool || calls() >= maxCalls) return finish();
+		learn(stagesByFold(texts));
+		if (useSearch && (!searched || nextSearch)) {
+			const args: ToolArgs = nextSearch ?? { action: "search", query: question.words, limit: 30 };
+			searched = true;
+			nextSearch = undefined;
+			return toolUse([{ args, kind: "search" }]);
 		}
-		if (pending.size === 0) return finish();
-		if (!opts.foldTool) return giveUp("lost");
-		if (!treeAsked) {
-			treeAsked = true;
-			counts.status++;
-			return toolUse([{ args: { action: "status", detail: "tree" } }]);
+		const list: { args: ToolArgs; kind: "peek"; fold: string; contents: boolean }[] = [];
+		const asked = new Set<string>();
+		for (const s of missing()) {
+			if (calls() + list.length >= maxCalls) break;
+			const goal = goals.get(s);
+			const n = goal && nextFor(goal);
+			if (!n) continue;
+			const key = JSON.stringify(n.args);
+			if (asked.has(key)) continue; // another stage's peek reads the same thing this turn
+			asked.add(key);
+			list.push({ ...n, kind: "peek" });
 		}
-		const used = counts.probes + counts.peeks;
-		if (used >= maxPeeks) return giveUp("lost");
-		for (const [id, set] of stagesByFold(texts))
-			for (const st of set) (known.get(id) ?? known.set(id, new Set()).get(id))?.add(st);
-		const byFold = known;
-		const stages = opts.values.filter((v) => pending.has(v.value)).map((v) => v.stage);
-		if (!probed && stages.some((s) => ![...byFold.values()].some((set) => set.has(s)))) {
-			// Skim: the head of every committed fold that is not an index of others says which stage it starts at.
-			probed = true;
-			const heads = (tree ?? [])
-				.filter((f) => f.kind !== "consolidation" && f.kind !== "peek" && f.state !== "pending")
-				.filter((f) => !byFold.has(f.id))
-				.slice(0, maxPeeks - used);
-			if (heads.length > 0) {
-				counts.probes += heads.length;
-				return toolUse(heads.map((f) => ({ args: { action: "peek", id: f.id, bytes: probeBytes }, fold: f.id })));
-			}
-		}
-		const targets = new Map<string, { id: string; offset: number }>();
-		for (const s of stages) {
-			const t = targetFor(s, byFold);
-			if (t) targets.set(`${t.id}@${t.offset}`, t);
-		}
-		// Roughly 4 bytes a token: the turn's slices together stay within peekShare of the budget.
-		const allowance = budget ? Math.floor(budget * 4 * peekShare) : PEEK_DEFAULT_BYTES;
-		const fit = Math.max(1, Math.floor(allowance / 4000));
-		const next = [...targets.values()].slice(0, Math.min(peeksPerTurn, fit, maxPeeks - used));
-		if (next.length === 0) return giveUp("lost");
-		const bytes = Math.min(PEEK_DEFAULT_BYTES, Math.floor(allowance / next.length));
-		counts.peeks += next.length;
-		return toolUse(
-			next.map((t) => {
-				const args: Record<string, string | number> = { action: "peek", id: t.id };
-				if (t.offset > 0) args.offset = t.offset;
-				if (bytes < PEEK_DEFAULT_BYTES) args.bytes = bytes;
-				return { args, fold: t.id };
-			}),
-		);
+		return list.length > 0 ? toolUse(list) : finish();
 	};
 
 	return {
 		steps: (count) => Array.from({ length: count }, () => step),
-		report: () => opts.values.map((v) => outcome.get(v.value) ?? { ...v, outcome: "lost" }),
+		report: () =>
+			opts.values.map((v): ValueReport => {
+				const f = found.get(v.stage);
+				const said = answer?.get(v.stage);
+				if (!f || said !== v.value) return { ...v, outcome: "lost", ...(said ? { answered: said } : {}) };
+				if (f.calls === 0) return { ...v, outcome: "visible" };
+				return { ...v, outcome: "recovered", calls: f.calls, tokens: f.tokens, ...(f.via ? { via: f.via } : {}) };
+			}),
 		summaries: () => summaries,
 		calls: () => ({ ...counts }),
 	};

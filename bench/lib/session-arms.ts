@@ -14,6 +14,7 @@ import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai"
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index.ts";
 import { type RequestRecord, usageFromProvider } from "../../src/report/arm-report.ts";
+import { type IndexCoverage, indexCoverage } from "../../src/report/index-coverage.ts";
 import { type FauxCost, makeSession, type TestSession } from "../../test/helpers/pi-harness.ts";
 import {
 	isSummaryRequest,
@@ -22,7 +23,14 @@ import {
 	type WorkloadOptions,
 	workloadSteps,
 } from "../../test/helpers/workload.ts";
-import { type PlantedValue, plantOption, recallAgent, recallQuestion, type ValueReport } from "./recall-agent.ts";
+import {
+	type PlantedValue,
+	plantOption,
+	type RecallAgent,
+	recallAgent,
+	recallQuestion,
+	type ValueReport,
+} from "./recall-agent.ts";
 
 export type ArmName = "pi-fold" | "native" | "none";
 
@@ -44,6 +52,8 @@ export interface ArmConfig {
 	cost?: FauxCost;
 	/** copy the arm's session file here when it is done (for `pi-fold replay`) */
 	keepSessionAs?: string;
+	/** false: the recall agent does not use search (the index and peek only) */
+	recallSearch?: boolean;
 }
 
 /** What one request was, for the report: a workload stage, Pi's summary, or the recall phase. */
@@ -60,8 +70,8 @@ export interface ArmRun {
 	overWindow: number;
 	wallMs: number;
 	values: ValueReport[];
-	/** pi_fold_context calls the recall agent made (status, head-only probes, peeks) */
-	recallCalls: { status: number; probes: number; peeks: number };
+	/** pi_fold_context calls the recall agent made (searches, peeks) and the tokens their answers added */
+	recallCalls: ReturnType<RecallAgent["calls"]>;
 	/** compaction entries Pi wrote on the branch */
 	compactions: number;
 	/** cross-checks from the session itself: its assistant messages' usage, in order, and the usage Pi put on its compaction entries */
@@ -73,6 +83,8 @@ export interface ArmRun {
 		handlerMs: number[];
 		thresholdCancelled: number;
 		problems: string[];
+		/** How much of what the window folds its briefs name, when the recall question is asked. */
+		index?: IndexCoverage;
 	};
 	extensionErrors: string[];
 }
@@ -134,8 +146,15 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		h.script(work);
 		const t0 = performance.now();
 		await h.session.prompt(WORKLOAD_PROMPT);
+		const open = fold?.runtime.get()?.view;
+		const index = open ? indexCoverage(open.lattice, open.context.sources) : undefined;
 		// Summary requests in the recall phase get the workload's own answer (its step answers them first).
-		const agent = recallAgent({ values: cfg.values, foldTool: arm === "pi-fold", summary: work[0] });
+		const agent = recallAgent({
+			values: cfg.values,
+			foldTool: arm === "pi-fold",
+			search: cfg.recallSearch !== false,
+			summary: work[0],
+		});
 		phase = "recall";
 		h.script(agent.steps(64));
 		await h.session.prompt(recallQuestion(cfg.values));
@@ -177,6 +196,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 				handlerMs: status.timing.handlerMs,
 				thresholdCancelled: status.compaction.thresholdCancelled,
 				problems: status.problems,
+				...(index ? { index } : {}),
 			},
 			extensionErrors: h.extensionErrors.map((e) => `${e.event}: ${e.error}`),
 		};

@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { SettingsManager } from "@earendil-works/pi-coding-agent";
 import { type ArmReport, type RequestRecord, summarizeArm } from "../../src/report/arm-report.ts";
+import type { IndexCoverage } from "../../src/report/index-coverage.ts";
 import { costOf, DEFAULT_PRICE_CARD, loadPriceCardFile, type PriceCard } from "../../src/report/price-card.ts";
 import { firstPriceTier, type PriceTierLimit } from "../../src/runtime/budget.ts";
 import type { FauxCost } from "../../test/helpers/pi-harness.ts";
@@ -19,6 +20,7 @@ import { WORKLOAD_ROOT } from "../../test/helpers/workload.ts";
 import { machineNotes } from "./harness.ts";
 import { type PlantedValue, plantValues, type ValueReport } from "./recall-agent.ts";
 import { type ArmConfig, type ArmName, type ArmRun, runArm } from "./session-arms.ts";
+import { fixtureIndex, type RecallTarget, recallTargets } from "./session-recall.ts";
 import {
 	SCENARIO_NAMES,
 	SCENARIOS,
@@ -309,6 +311,12 @@ export interface SessionResult {
 	costs: Record<ArmName, CostParts>;
 	floor: FloorAnalysis;
 	targets: TargetResult[];
+	/** the pi-fold arm again, its recall agent without search (the index and peek only) */
+	noSearch: ArmRun;
+	noSearchReport: ArmReport;
+	/** index coverage: the bench workload's window at the recall question, and the real fixture's */
+	index: { workload?: IndexCoverage; fixture?: IndexCoverage };
+	recallTargets: RecallTarget[];
 	/** problems that make the run not what it claims (empty for a clean run) */
 	health: string[];
 }
@@ -537,6 +545,8 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 		const keep = o.keepSessions ? { keepSessionAs: join(o.keepSessions, `${o.scenario}-${arm}.jsonl`) } : {};
 		runs[arm] = await runArm(arm, { ...cfg, ...keep });
 	}
+	const noSearch = await runArm("pi-fold", { ...cfg, recallSearch: false });
+	const index = { workload: runs["pi-fold"].fold?.index, fixture: await fixtureIndex() };
 	const reports = {} as Record<ArmName, ArmReport>;
 	const costs = {} as Record<ArmName, CostParts>;
 	for (const arm of ARMS) {
@@ -570,6 +580,10 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 				}
 			: {}),
 		targets: targetsOf(reports, costs, floor, runs, budget, o.card, scenario.targets, tier),
-		health: ARMS.flatMap((arm) => health(runs[arm], o.window)),
+		noSearch,
+		noSearchReport: report(noSearch, o.card),
+		index,
+		recallTargets: recallTargets(runs["pi-fold"], noSearch, index),
+		health: [...ARMS.flatMap((arm) => health(runs[arm], o.window)), ...health(noSearch, o.window)],
 	};
 }

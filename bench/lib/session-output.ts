@@ -10,6 +10,7 @@ import { renderArmTable } from "../../src/report/table.ts";
 import { DEFAULT_THRESHOLDS } from "../../src/runtime/thresholds.ts";
 import type { ArmName, ArmRun } from "./session-arms.ts";
 import { ARMS, type SessionResult, usesDefaults } from "./session-compare.ts";
+import { INDEX_BASELINE, recallSummary, recallText } from "./session-recall.ts";
 import { SCENARIOS } from "./session-scenarios.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -75,19 +76,23 @@ export function tableText(r: SessionResult, opts: { targets?: boolean } = {}): s
 }
 
 export function valuesText(r: SessionResult): string {
+	const columns = ["pi-fold", "pi-fold without search", "native", "none"];
+	const runs = [r.runs["pi-fold"], r.noSearch, r.runs.native, r.runs.none];
 	const lines = [
-		"## Planted values",
-		`| stage | value | ${ARMS.join(" | ")} |`,
-		`|---:|---|${ARMS.map(() => "---").join("|")}|`,
+		"## Planted values (recovered: after how many calls, how many tokens they added)",
+		`| stage | value | ${columns.join(" | ")} |`,
+		`|---:|---|${columns.map(() => "---").join("|")}|`,
 	];
 	r.values.forEach((v, i) => {
-		const cells = ARMS.map((arm) => {
-			const got = r.runs[arm].values[i];
-			return got.via ? `${got.outcome} (peek ${got.via})` : got.outcome;
+		const cells = runs.map((run) => {
+			const got = run.values[i];
+			return got.outcome === "recovered"
+				? `recovered (${got.calls} calls, ${got.tokens} tokens, ${got.via})`
+				: got.outcome;
 		});
 		lines.push(`| ${v.stage} | \`${v.value}\` | ${cells.join(" | ")} |`);
 	});
-	return lines.join("\n");
+	return [lines.join("\n"), recallText(r.runs["pi-fold"], r.noSearch, r.index)].join("\n\n");
 }
 
 export function costText(r: SessionResult): string {
@@ -105,8 +110,9 @@ export function costText(r: SessionResult): string {
 
 export function targetsText(r: SessionResult): string {
 	const lines = ["## Targets (from this run)", "| target | measured | needed | |", "|---|---:|---:|---|"];
-	for (const t of r.targets) lines.push(`| ${t.what} | ${t.measured} | ${t.needed} | ${t.met ? "met" : "MISSED"} |`);
-	const notes = r.targets.filter((t) => t.note);
+	const all = [...r.targets, ...r.recallTargets];
+	for (const t of all) lines.push(`| ${t.what} | ${t.measured} | ${t.needed} | ${t.met ? "met" : "MISSED"} |`);
+	const notes = all.filter((t) => t.note);
 	if (notes.length > 0) lines.push("", ...notes.map((t) => `- ${t.what}: ${t.note}`));
 	return lines.join("\n");
 }
@@ -196,6 +202,17 @@ export function resultJson(r: SessionResult, command: string) {
 		},
 		...(r.tier ? { priceTier: r.tier, requestsAboveTier: r.aboveTier } : {}),
 		targets: r.targets,
+		recall: {
+			withSearch: { ...recallSummary(r.runs["pi-fold"]), values: r.runs["pi-fold"].values },
+			withoutSearch: {
+				...recallSummary(r.noSearch),
+				values: r.noSearch.values,
+				cost: round(r.noSearchReport.cost, 6),
+				requests: r.noSearch.records,
+			},
+			targets: r.recallTargets,
+		},
+		indexCoverage: { before: INDEX_BASELINE, workload: r.index.workload, fixture: r.index.fixture ?? null },
 		health: r.health,
 	};
 }

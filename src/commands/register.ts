@@ -1,11 +1,12 @@
-// The person's commands on folds (SPEC 7): /fold, /fold-status and /fold-editor. /fold-settings
-// registers itself (fold-settings.ts). Every handler answers through say.ts (the UI, or the terminal
-// in print mode), redraws the fold bar after a change, and never throws.
+// The person's commands on folds (SPEC 7): /fold, /fold-status, /fold-search and /fold-editor.
+// /fold-settings registers itself (fold-settings.ts). Every handler answers through say.ts (the UI,
+// or the terminal in print mode), redraws the fold bar after a change, and never throws.
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { RuntimeHandle } from "../runtime/hooks.ts";
 import type { FoldBar } from "../ui/fold-bar.ts";
 import { openFoldEditor } from "../ui/fold-editor-command.ts";
 import { FOLD_COMMAND, FOLD_TIMING, FOLD_TIMING_IDLE, foldCompletions, runFold } from "./fold.ts";
+import { FOLD_SEARCH_COMMAND, runFoldSearch } from "./fold-search.ts";
 import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
 import { say } from "./say.ts";
 
@@ -55,6 +56,10 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle, b
 				const answer = runFoldStatus(runtime, ctx);
 				say(ctx, answer.text, answer.level);
 			}),
+	});
+	pi.registerCommand(FOLD_SEARCH_COMMAND, {
+		description: "Find text in every fold (case-insensitive; /regex/ for a pattern) and open a match",
+		handler: (args, ctx) => guarded(FOLD_SEARCH_COMMAND, ctx, () => runFoldSearch(runtime, args, ctx)),
 	});
 	pi.registerCommand(FOLD_EDITOR_COMMAND, {
 		description:

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from "../report/arm-report.ts";
+import { type IndexCoverage, indexCoverage } from "../report/index-coverage.ts";
 import type { PriceCard } from "../report/price-card.ts";
 import { type BudgetLimit, budgetWhy, type PriceTierLimit, servingBudget } from "../runtime/budget.ts";
 import { parseOptions } from "../runtime/options.ts";
@@ -99,6 +100,8 @@ export interface ReplayResult {
 	fenced: number;
 	/** Provider tokens of the unrecorded system prompt and tools counted in every request (0: none). */
 	hiddenPrefix: number;
+	/** pi-fold only: how much of what its window folds the briefs still name, after the last request. */
+	index?: IndexCoverage;
 }
 
 const mean = (xs: readonly number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
@@ -205,6 +208,7 @@ export async function replaySession(
 		problems: [],
 	}));
 	const caches = policies.map(() => new PromptCache(meter, tokens));
+	let index: IndexCoverage | undefined;
 	try {
 		for (const step of transcript.steps) {
 			if (step.kind === "entry") {
@@ -232,6 +236,8 @@ export async function replaySession(
 			}
 			options.onProgress?.(turn.request + 1, transcript.turns);
 		}
+		const open = fold.runtime.view;
+		if (open) index = indexCoverage(open.lattice, open.context.sources);
 	} finally {
 		for (const p of policies) await p.dispose();
 	}
@@ -288,5 +294,6 @@ export async function replaySession(
 		arms: results.map((r, k) => summarizeArm(r.name, r.records, prices.pricing, extras[k])),
 		fenced: fold.fenced,
 		hiddenPrefix: tokens.hidden.real,
+		...(index ? { index } : {}),
 	};
 }

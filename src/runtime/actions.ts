@@ -8,6 +8,8 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type FoldId, isFoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import { BRIEF_MAX_CHARS, wellFormedText } from "../lattice/index.ts";
+import { FoldTexts } from "../search/fold-texts.ts";
+import { checkQuery, type SearchAnswer, type SearchRequest, searchFolds } from "../search/search.ts";
 import type { JournalOp } from "../session/journal.ts";
 import {
 	type Arithmetic,
@@ -17,13 +19,16 @@ import {
 	markEstimates,
 	windowCosts,
 } from "./arithmetic.ts";
+import { indexChild } from "./briefs.ts";
 import { budgetText, budgetWhy } from "./budget.ts";
+import { childSummary } from "./index-lines.ts";
 import { modelKey } from "./occupancy.ts";
-import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceText } from "./peek-source.ts";
+import { type ContentsLine, peekContents } from "./peek-contents.ts";
+import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceView } from "./peek-source.ts";
 import type { FoldRuntime, Open } from "./runtime.ts";
 
-/** Peek's default and largest slice, in UTF-8 bytes of the text view. */
-export const PEEK_DEFAULT_BYTES = 32_000;
+/** Peek's default slice (a few thousand tokens) and largest slice, in UTF-8 bytes of the text view. */
+export const PEEK_DEFAULT_BYTES = 8_000;
 export const PEEK_MAX_BYTES = 200_000;
 
 export type Done<T> = ({ ok: true } & T) | { ok: false; reason: string };
@@ -43,6 +48,10 @@ export interface PeekAnswer {
 	verifiedBy: FoldSource["verifiedBy"];
 	sourceBytes: number;
 	leaves: number;
+	/** A peek from the start: the fold's children or entries with their offsets in the text view. */
+	contents?: ContentsLine[];
+	/** The core's token estimate of the whole text view. */
+	tokens: number;
 }
 
 export interface ExpandAnswer {
@@ -64,6 +73,8 @@ export class FoldActions {
 	readonly #rt: FoldRuntime;
 	readonly #appendRecord: (op: JournalOp) => void;
 	readonly #tokens: EntryTokens;
+	/** Verified text views of folds, read once each, for search. */
+	readonly #texts = new FoldTexts();
 
 	/** `appendRecord` makes a record durable now (pi.appendEntry). */
 	constructor(rt: FoldRuntime, appendRecord: (op: JournalOp) => void) {
@@ -152,7 +163,8 @@ export class FoldActions {
 		if (!f.ok) return f;
 		const read = readFoldSource({ ...o.open, core: this.#rt.core }, f.fold.id);
 		if (!read.ok) return read;
-		const text = sourceText(read.source, lattice);
+		const view = sourceView(read.source, lattice);
+		const text = view.text;
 		const offset = opts.offset ?? 0;
 		const total = new TextEncoder().encode(text).length;
 		if (offset > total) return fail(`offset ${offset} is past the end of fold ${f.fold.id}'s text (${total} bytes)`);
@@ -177,7 +189,39 @@ export class FoldActions {
 			verifiedBy: read.source.verifiedBy,
 			sourceBytes: read.source.bytes,
 			leaves: read.source.leaves.length,
+			tokens: this.#rt.core.estimateTokens(text),
+			...(offset === 0
+				? {
+						contents: peekContents(
+							f.fold,
+							view,
+							read.source.leaves.map((l) => l.text),
+							lattice,
+						),
+					}
+				: {}),
 		};
+	}
+
+	/** What each fold holds, in the words of an index line (tools, principal arguments, notes), within `n` characters. */
+	indexLines(lattice: FoldLattice, ids: readonly FoldId[], n: number): string[] {
+		const sources = this.#rt.view?.context.sources ?? [];
+		const byId = new Map(sources.map((s) => [s.id, s]));
+		return ids.map((id) => childSummary(indexChild(id, lattice.get(id), lattice.leavesOf(id) ?? [], byId), n));
+	}
+
+	/**
+	 * Search every fold's verified text view (search.ts). Like a peek it never edits the window; a
+	 * tool call's result is marked to fold at the next commit.
+	 */
+	search(req: SearchRequest, opts: { toolCallId?: string } = {}): Done<{ answer: SearchAnswer }> {
+		const o = this.#open();
+		if (!o.ok) return o;
+		const checked = checkQuery(req.query, req.regex);
+		if (!checked.ok) return checked;
+		const answer = searchFolds(o.open, this.#texts, this.#rt.core, req, checked);
+		if (opts.toolCallId) this.#rt.followPeek({ toolCallId: opts.toolCallId, ephemeral: true });
+		return { ok: true, answer };
 	}
 
 	/**
@@ -273,6 +317,11 @@ export class FoldActions {
 		if (!o.ok) return o;
 		const named = this.#entryIds(o.open.lattice, ids);
 		if (!named.ok) return named;
+		// What the lattice refuses (a system entry, a folded one) is said before any arithmetic.
+		const trial = o.open.lattice.clone();
+		for (const id of named.marks) trial.unmark(id);
+		const tried = trial.pin(named.entryIds);
+		if (!tried.ok) return fail(tried.reason);
 		const over = this.overview(ctx);
 		if (!over.ok) return over;
 		const positions = new Map(o.open.context.entries.map((e, p) => [e.id, p]));

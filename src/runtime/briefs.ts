@@ -7,6 +7,8 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldId, FoldKind } from "../fold-types.ts";
 import type { FoldChild, FoldLattice, FoldLeaf, FoldView } from "../lattice/index.ts";
 import { BRIEF_MAX_CHARS, wellFormedText } from "../lattice/index.ts";
+import { principalArgs } from "./call-args.ts";
+import { type IndexChild, indexLines, toolGroupsText } from "./index-lines.ts";
 import { clip, clipMiddle, codePointLength, count, fairShares, headOf, headTail, oneLine } from "./text-fit.ts";
 
 export { BRIEF_MAX_CHARS };
@@ -29,8 +31,10 @@ export interface BriefFold {
 export interface BriefOptions {
 	/** Cap in code points (default and maximum BRIEF_MAX_CHARS). */
 	limit?: number;
-	/** A child fold of a consolidation: its brief's first line is the index entry. */
-	childFold?: (id: FoldId) => Pick<FoldView, "kind" | "brief"> | undefined;
+	/** A child fold of a consolidation (its kind, shape and brief). */
+	childFold?: (id: FoldId) => Pick<FoldView, "kind" | "brief" | "provenance" | "children"> | undefined;
+	/** Every entry a child fold covers: its index line summarises them. */
+	childLeaves?: (id: FoldId) => readonly FoldLeaf[] | undefined;
 }
 
 // ---- reading Pi entries defensively (old sessions, custom messages: never throw) ----
@@ -41,6 +45,8 @@ interface CallInfo {
 	/** Arguments as `key=value, …` (short); `json` is the exact JSON. */
 	args: string;
 	json: string;
+	/** The arguments as given. */
+	input: unknown;
 	result?: { text: string; chars: number; isError: boolean; images: number };
 }
 
@@ -79,17 +85,23 @@ function jsonText(value: unknown): string {
 	}
 }
 
-/** `path=src/a.ts, limit=80`: an object's top-level fields without JSON's quoting (briefs are prose). */
+/**
+ * `path=src/a.ts, limit=80`: an object's top-level fields without JSON's quoting (briefs are prose),
+ * the principal ones (path, command, pattern, ids, numbers) first.
+ */
 function argsText(args: unknown): string {
 	const record = asRecord(args);
 	if (!record || Array.isArray(record)) return jsonText(args);
-	return Object.entries(record)
+	const order = principalArgs(record).map((p) => p.key);
+	const rest = Object.keys(record).filter((k) => !order.includes(k));
+	return [...order, ...rest]
+		.map((k) => [k, record[k]] as const)
 		.map(([k, v]) => `${k}=${typeof v === "string" ? v : jsonText(v)}`)
 		.join(", ");
 }
 
 /** Tool calls (with their results), assistant notes and the first user text of a span. */
-interface SpanContent {
+export interface SpanContent {
 	calls: CallInfo[];
 	notes: string[];
 	opening?: string;
@@ -97,7 +109,7 @@ interface SpanContent {
 	missing: number;
 }
 
-function readSpan(leaves: readonly FoldLeaf[], entriesById: ReadonlyMap<string, SessionEntry>): SpanContent {
+export function readSpan(leaves: readonly FoldLeaf[], entriesById: ReadonlyMap<string, SessionEntry>): SpanContent {
 	const out: SpanContent = { calls: [], notes: [], roles: new Map(), missing: 0 };
 	const byCall = new Map<string, CallInfo>();
 	for (const leaf of leaves) {
@@ -124,6 +136,7 @@ function readSpan(leaves: readonly FoldLeaf[], entriesById: ReadonlyMap<string, 
 						name: typeof block.name === "string" ? block.name : "?",
 						args: argsText(block.arguments),
 						json: jsonText(block.arguments),
+						input: block.arguments,
 					};
 					out.calls.push(call);
 					byCall.set(call.id, call);
@@ -138,7 +151,7 @@ function readSpan(leaves: readonly FoldLeaf[], entriesById: ReadonlyMap<string, 
 			else {
 				// A result whose call is outside the leaves (never in a valid fold): still described.
 				const name = typeof m.toolName === "string" ? m.toolName : "?";
-				const orphan: CallInfo = { id, name, args: "", json: "", result };
+				const orphan: CallInfo = { id, name, args: "", json: "", input: undefined, result };
 				out.calls.push(orphan);
 				byCall.set(id, orphan);
 			}
@@ -280,7 +293,13 @@ const chapter: Writer = (fold, entriesById, budget) => {
 	// Shown whenever it fits whole or a useful part of it does.
 	const showOpening = opening !== "" && openShare - 10 >= Math.min(6, codePointLength(opening));
 	if (showOpening) lines.push(`Opening: ${clip(opening, openShare - 10)}`);
-	const used = showOpening ? codePointLength(lines[1]) + 1 : 0;
+	let used = showOpening ? codePointLength(lines[1]) + 1 : 0;
+	// The calls by tool with their principal arguments, in up to a third of what is left.
+	const tools = toolGroupsText(span.calls, Math.ceil((room - used) / 3) - 7);
+	if (tools !== "") {
+		lines.push(`Tools: ${tools}`);
+		used += codePointLength(tools) + 8;
+	}
 	const notes = noteLines(span.notes, room - used - 7);
 	if (notes.length > 0) lines.push("Notes:", ...notes);
 	if (span.missing > 0) lines.push(`(${span.missing} entries unavailable)`);
@@ -288,32 +307,56 @@ const chapter: Writer = (fold, entriesById, budget) => {
 };
 
 const consolidation: Writer = (fold, entriesById, budget, opts) => {
-	const items: string[] = [];
+	const items = consolidationIndex(fold, entriesById, opts);
+	const folds = items.filter((it) => typeof it !== "string").length;
+	const rawCount = fold.children.length - folds;
+	const calls = readSpan(fold.leaves, entriesById).calls.length;
+	const header = `[pi-fold ${fold.id}] consolidation of ${folds} folds${rawCount > 0 ? ` and ${rawCount} raw entries` : ""} (${fold.leaves.length} entries, ${calls} calls); peek it or a child id`;
+	const h = clip(header, Math.min(240, budget));
+	return [h, ...indexLines(items, budget - codePointLength(h) - 1)];
+};
+
+/** A consolidation's children in order: each child fold read whole from its leaves, raw runs by role and size. */
+export function consolidationIndex(
+	fold: BriefFold,
+	entriesById: ReadonlyMap<string, SessionEntry>,
+	opts: BriefOptions,
+): (IndexChild | string)[] {
+	const items: (IndexChild | string)[] = [];
 	let raw: string[] = [];
 	const flush = () => {
 		if (raw.length > 0) items.push(rawSummary(raw, entriesById));
 		raw = [];
 	};
-	let folds = 0;
 	for (const c of fold.children) {
 		if (c.type === "leaf") {
 			raw.push(c.entryId);
 			continue;
 		}
 		flush();
-		folds++;
-		const child = opts.childFold?.(c.id);
-		const first = child ? (child.brief.split("\n", 1)[0] ?? "") : "";
-		// A deterministic brief's first line repeats the id; the index names it once.
-		const line = oneLine(first.replace(/^\[pi-fold f[0-9a-f]+\]\s*/, ""));
-		items.push(`${c.id}: ${line || (child ? child.kind : "fold")}`);
+		items.push(indexChild(c.id, opts.childFold?.(c.id), opts.childLeaves?.(c.id) ?? [], entriesById));
 	}
 	flush();
-	const rawCount = fold.children.length - folds;
-	const header = `[pi-fold ${fold.id}] consolidation of ${folds} folds${rawCount > 0 ? ` and ${rawCount} raw entries` : ""} (${fold.leaves.length} entries in all); peek a child id to read it`;
-	const h = clip(header, Math.min(240, budget));
-	return [h, ...noteLines(items, budget - codePointLength(h) - 1)];
-};
+	return items;
+}
+
+/** What an index line says about one fold: its shape and everything its entries hold. */
+export function indexChild(
+	id: FoldId,
+	fold: Pick<FoldView, "kind" | "brief" | "provenance" | "children"> | undefined,
+	leaves: readonly FoldLeaf[],
+	entriesById: ReadonlyMap<string, SessionEntry>,
+): IndexChild {
+	const supplied = fold?.provenance === "supplied" ? fold.brief.split("\n", 1)[0] : undefined;
+	return {
+		id,
+		kind: fold?.kind ?? "tool-batch",
+		entries: leaves.length,
+		folds: fold?.children.filter((k) => k.type === "fold").length ?? 0,
+		span: readSpan(leaves, entriesById),
+		...(supplied ? { supplied } : {}),
+	};
+}
 
 const peek: Writer = (fold, entriesById, budget) => {
 	const span = readSpan(fold.leaves, entriesById);
@@ -382,10 +425,14 @@ export function briefForFold(
 	lattice: Pick<FoldLattice, "get" | "leavesOf">,
 	id: FoldId,
 	entriesById: ReadonlyMap<string, SessionEntry>,
-	opts: Omit<BriefOptions, "childFold"> = {},
+	opts: Omit<BriefOptions, "childFold" | "childLeaves"> = {},
 ): string | undefined {
 	const fold = lattice.get(id);
 	const leaves = lattice.leavesOf(id);
 	if (!fold || !leaves) return undefined;
-	return deterministicBrief({ ...fold, leaves }, entriesById, { ...opts, childFold: (c) => lattice.get(c) });
+	return deterministicBrief({ ...fold, leaves }, entriesById, {
+		...opts,
+		childFold: (c) => lattice.get(c),
+		childLeaves: (c) => lattice.leavesOf(c),
+	});
 }

@@ -89,7 +89,7 @@ function sumBytes(leaves: readonly { bytes: Uint8Array }[]): number {
 }
 
 /** For each leaf position of `fold`, the innermost fold (at or under it) that holds it. */
-function innermostOwners(lattice: FoldLattice, fold: FoldView): FoldId[] {
+export function innermostOwners(lattice: FoldLattice, fold: FoldView): FoldId[] {
 	const out = new Array<FoldId>(fold.end - fold.start).fill(fold.id);
 	const walk = (f: FoldView) => {
 		for (const c of f.children) {
@@ -146,25 +146,70 @@ export function entryText(canonical: string): string {
 	return [`## entry ${entry.id} · ${entry.type}`, JSON.stringify(e)].join("\n");
 }
 
+/** One part of a fold's text view: a leaf (by its index among the fold's leaves) or a marker line. */
+export type ViewPart = { leaf: number } | { marker: string };
+
+/** Parts are joined by a blank line. */
+export const VIEW_SEPARATOR = "\n\n";
+
+/**
+ * The layout of a fold's text view: its leaves in order (each owned by `owners[i]`, the innermost
+ * fold holding it), with a line where each nested fold begins and ends. Peek shows exactly this;
+ * search computes byte offsets into it.
+ */
+export function viewLayout(root: FoldId, owners: readonly FoldId[], lattice: FoldLattice): ViewPart[] {
+	const parts: ViewPart[] = [];
+	let current = root;
+	owners.forEach((owner, i) => {
+		if (owner !== current) {
+			if (current !== root) parts.push({ marker: `## end of nested fold ${current}` });
+			if (owner !== root) {
+				const sub = lattice.get(owner);
+				parts.push({
+					marker: `## nested fold ${owner} (${sub?.kind ?? "fold"}, ${sub?.state ?? "?"}; peek it alone by its id)`,
+				});
+			}
+			current = owner;
+		}
+		parts.push({ leaf: i });
+	});
+	if (current !== root) parts.push({ marker: `## end of nested fold ${current}` });
+	return parts;
+}
+
+/** A fold's text view with its parts: each part's text and where it starts (UTF-8 bytes). */
+export interface SourceView {
+	text: string;
+	parts: ViewPart[];
+	partTexts: string[];
+	offsets: number[];
+}
+
+export function sourceView(source: FoldSource, lattice: FoldLattice): SourceView {
+	const owners = source.leaves.map((l) => l.fold);
+	const parts = viewLayout(source.fold.id, owners, lattice);
+	const partTexts = parts.map((p) => ("marker" in p ? p.marker : entryText(source.leaves[p.leaf].text)));
+	const encoder = new TextEncoder();
+	const offsets = partOffsets(parts, (_p, i) => encoder.encode(partTexts[i]).length);
+	return { text: partTexts.join(VIEW_SEPARATOR), parts, partTexts, offsets };
+}
+
 /** The whole fold as text: entries in order, a line where each nested fold begins and ends. */
 export function sourceText(source: FoldSource, lattice: FoldLattice): string {
-	const parts: string[] = [];
-	let current = source.fold.id;
-	for (const leaf of source.leaves) {
-		if (leaf.fold !== current) {
-			if (current !== source.fold.id) parts.push(`## end of nested fold ${current}`);
-			if (leaf.fold !== source.fold.id) {
-				const sub = lattice.get(leaf.fold);
-				parts.push(
-					`## nested fold ${leaf.fold} (${sub?.kind ?? "fold"}, ${sub?.state ?? "?"}; peek it alone by its id)`,
-				);
-			}
-			current = leaf.fold;
-		}
-		parts.push(entryText(leaf.text));
-	}
-	if (current !== source.fold.id) parts.push(`## end of nested fold ${current}`);
-	return parts.join("\n\n");
+	return sourceView(source, lattice).text;
+}
+
+/** Where each part of a fold's text view starts, in UTF-8 bytes, given each part's length. */
+export function partOffsets(parts: readonly ViewPart[], bytesOf: (part: ViewPart, i: number) => number): number[] {
+	const sep = new TextEncoder().encode(VIEW_SEPARATOR).length;
+	const out: number[] = [];
+	let at = 0;
+	parts.forEach((p, i) => {
+		if (i > 0) at += sep;
+		out.push(at);
+		at += bytesOf(p, i);
+	});
+	return out;
 }
 
 export interface Slice {

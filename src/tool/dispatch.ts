@@ -7,6 +7,7 @@ import { peekAction } from "./peek.ts";
 import { pinAction, unpinAction } from "./pins.ts";
 import { closeRefusal, type FoldToolResult, refuse } from "./result.ts";
 import { type ActionName, type FoldToolArgs, parseFoldArgs } from "./schema.ts";
+import { searchAction } from "./search.ts";
 import { statusAction } from "./status.ts";
 import { windowEditAction } from "./window-edits.ts";
 
@@ -16,6 +17,7 @@ type ActionHandler = (args: FoldToolArgs, env: ToolEnv, call: ToolCall) => FoldT
 const HANDLERS: Record<ActionName, ActionHandler> = {
 	status: statusAction,
 	peek: peekAction,
+	search: searchAction,
 	brief: briefAction,
 	expand: windowEditAction("expand"),
 	refold: windowEditAction("refold"),

@@ -11,9 +11,10 @@ export function registerFoldTool(pi: ExtensionAPI, env: ToolEnv): void {
 		label: "pi-fold",
 		description:
 			"pi-fold folds stale parts of this session into short briefs; the exact originals stay on disk, verified by SHA-256. " +
-			'Every brief names its fold id: "peek" reads a fold\'s exact source back as a tool result, "expand" shows it in place again. ' +
+			'Every brief names its fold id: "peek" reads a fold\'s exact source back as a tool result, "expand" shows it in place again; ' +
+			'"search" finds text in every fold and says which fold and offset to peek. ' +
 			"status shows how full the window is and what the next commit will fold; brief, pin, unpin, reboundary and unmark shape what folds next. There is no commit action: folds commit on their own when the window fills.",
-		promptSnippet: "Read back folded context exactly (peek/expand) and shape what folds next",
+		promptSnippet: "Find and read back folded context exactly (search/peek/expand) and shape what folds next",
 		parameters: foldToolParameters,
 		// Actions will share mutable fold state; one call at a time keeps them simple and ordered.
 		executionMode: "sequential",

@@ -65,20 +65,32 @@ export function operations(
 	return { ok: true, actions, ctx: call.ctx };
 }
 
-/** An action's answer: its own lines, then the arithmetic every answer ends with. */
+/**
+ * An action's answer: its own lines, then the arithmetic every answer ends with; a truncated
+ * answer then ends with the call that goes on (`next`, see continuation).
+ */
 export function done(
 	action: Exclude<ActionName, "status">,
 	lines: readonly string[],
 	result: Record<string, unknown>,
 	actions: FoldActions,
 	ctx: ExtensionContext,
+	next?: Record<string, unknown>,
 ): FoldToolResult {
 	const over = actions.overview(ctx);
 	const closing = over.ok ? arithmeticText(over.overview.arithmetic) : `-- (arithmetic unavailable: ${over.reason})`;
-	return answer([...lines, closing].join("\n"), {
+	return answer([...lines, closing, ...(next ? [continuation(next)] : [])].join("\n"), {
 		ok: true,
 		action,
 		result,
 		...(over.ok ? { arithmetic: over.overview.arithmetic } : {}),
 	});
+}
+
+/**
+ * The one line every truncated answer ends with: the arguments of the call that goes on, as JSON
+ * a model can copy as they are (`next: {"action":"peek","id":"f…","offset":12000}`).
+ */
+export function continuation(args: Record<string, unknown>): string {
+	return `next: ${JSON.stringify(args)}`;
 }

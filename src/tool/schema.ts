@@ -6,16 +6,29 @@ import { type Static, Type } from "typebox";
 import { isFoldId } from "../fold-types.ts";
 import { BRIEF_MAX_CHARS } from "../lattice/index.ts";
 import { PEEK_MAX_BYTES } from "../runtime/actions.ts";
+import { SEARCH_MAX_LIMIT } from "../search/search.ts";
 
 export const FOLD_TOOL_NAME = "pi_fold_context";
 
 /** Every action the tool accepts; each one is implemented by one module in src/tool/. */
-export const ACTIONS = ["status", "peek", "brief", "expand", "refold", "pin", "unpin", "reboundary", "unmark"] as const;
+export const ACTIONS = [
+	"status",
+	"peek",
+	"search",
+	"brief",
+	"expand",
+	"refold",
+	"pin",
+	"unpin",
+	"reboundary",
+	"unmark",
+] as const;
 export type ActionName = (typeof ACTIONS)[number];
 
 const ACTION_HELP =
-	"status: occupancy, thresholds, marks, pins, fold roots (detail tree: every fold). " +
+	"status: occupancy, thresholds, marks, pins, fold roots (detail tree: every fold, a page at a time from offset). " +
 	"peek: a fold's exact source as text (id; offset/bytes for a slice; ephemeral false keeps the result raw). " +
+	"search: find text in every fold (query; case-insensitive, literal unless regex is true; limit/offset page the matches); each match names its fold and the offset peek lands on. " +
 	"brief: your sentence on a pending mark (id, text). expand / refold: show a committed fold's contents one level / collapse it again (id). " +
 	"pin / unpin: hold entries raw (ids: entry or fold ids). reboundary: ids of pending marks become one mark, one id returns it to raw (or from/to entry ids). " +
 	"unmark: withdraw a pending mark (id).";
@@ -26,7 +39,19 @@ export const foldToolParameters = Type.Object({
 	id: Type.Optional(Type.String({ description: "A fold id (f + 10 hex digits)" })),
 	ids: Type.Optional(Type.Array(Type.String(), { description: "Fold ids or entry ids (pin, unpin, reboundary)" })),
 	text: Type.Optional(Type.String({ description: `brief: the brief, at most ${BRIEF_MAX_CHARS} characters` })),
-	offset: Type.Optional(Type.Integer({ minimum: 0, description: "peek: first byte of the slice" })),
+	offset: Type.Optional(
+		Type.Integer({
+			minimum: 0,
+			description: "peek: first byte of the slice; search: matches to skip; status tree: folds to skip",
+		}),
+	),
+	query: Type.Optional(Type.String({ description: "search: the text to find (one line, case-insensitive)" })),
+	regex: Type.Optional(
+		Type.Boolean({ description: "search: true reads query as a regular expression (no backreferences or lookaround)" }),
+	),
+	limit: Type.Optional(
+		Type.Integer({ minimum: 1, maximum: SEARCH_MAX_LIMIT, description: "search: matches to show (default 8)" }),
+	),
 	bytes: Type.Optional(
 		Type.Integer({ minimum: 1, maximum: PEEK_MAX_BYTES, description: "peek: length of the slice in bytes" }),
 	),
@@ -48,8 +73,9 @@ type Key = Exclude<keyof FoldToolArgs, "action">;
 
 /** Per action: arguments it requires and arguments it also accepts. */
 const SHAPES: Record<ActionName, { required: Key[]; optional: Key[] }> = {
-	status: { required: [], optional: ["detail"] },
+	status: { required: [], optional: ["detail", "offset"] },
 	peek: { required: ["id"], optional: ["offset", "bytes", "ephemeral"] },
+	search: { required: ["query"], optional: ["regex", "limit", "offset"] },
 	brief: { required: ["id", "text"], optional: [] },
 	expand: { required: ["id"], optional: [] },
 	refold: { required: ["id"], optional: [] },
@@ -104,6 +130,14 @@ function checkValue(key: Key, v: unknown): string | undefined {
 			return typeof v === "boolean" ? undefined : `"ephemeral" must be true or false, got ${describe(v)}`;
 		case "detail":
 			return v === "tree" ? undefined : `"detail" may only be "tree", got ${describe(v)}`;
+		case "query":
+			return typeof v === "string" ? undefined : `"query" must be a string, got ${describe(v)}`;
+		case "regex":
+			return typeof v === "boolean" ? undefined : `"regex" must be true or false, got ${describe(v)}`;
+		case "limit":
+			return Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= SEARCH_MAX_LIMIT
+				? undefined
+				: `"limit" must be a whole number from 1 to ${SEARCH_MAX_LIMIT}, got ${describe(v)}`;
 	}
 }
 
@@ -145,6 +179,9 @@ export function parseFoldArgs(raw: unknown): ParsedArgs {
 		if (record[key] === undefined) continue;
 		const why = checkValue(key as Key, record[key]);
 		if (why) return { ok: false, action, reason: why };
+	}
+	if (name === "status" && record.offset !== undefined && record.detail !== "tree") {
+		return { ok: false, action, reason: '"offset" pages the fold tree: give it with detail "tree"' };
 	}
 	if (name === "reboundary") {
 		const hasIds = record.ids !== undefined;

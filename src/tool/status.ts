@@ -1,11 +1,11 @@
 // action "status": which pi-fold, which Wasm core (with proof it answers), which Pi.
 import { toHex } from "../../bindings/index.ts";
-import type { FoldView } from "../lattice/index.ts";
-import type { Overview } from "../runtime/actions.ts";
+import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { FoldActions, Overview } from "../runtime/actions.ts";
 import { arithmeticText } from "../runtime/arithmetic.ts";
 import type { RuntimeStatus } from "../runtime/runtime.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
-import { answer, type FoldToolResult } from "./result.ts";
+import { answer, continuation, type FoldToolResult } from "./result.ts";
 import type { FoldToolArgs } from "./schema.ts";
 
 /** A fixed text the core hashes on every status call, so a reader can check the digest anywhere. */
@@ -29,7 +29,7 @@ export interface StatusDetails {
 	runtime?: RuntimeStatus;
 	/** Marks with what they would free, pins, and the arithmetic; absent without an open session. */
 	overview?: Overview;
-	/** detail "tree": every fold in transcript order. */
+	/** detail "tree": one page of the folds in transcript order, each with its index line. */
 	tree?: {
 		id: string;
 		kind: string;
@@ -37,8 +37,22 @@ export interface StatusDetails {
 		depth: number;
 		parent: string | null;
 		entries: number;
-		brief: string;
+		line: string;
 	}[];
+	/** The tree page: where it starts, and how many folds there are in all. */
+	treePage?: { offset: number; folds: number };
+}
+
+/** Folds per page of the status tree, and each line's index part at most. */
+export const TREE_PAGE = 30;
+const TREE_LINE_CHARS = 160;
+/** Roots, marks and problems a compact status lists by name; past that it counts them. */
+export const STATUS_LIST = 12;
+
+/** At most STATUS_LIST items, then how many more. */
+function capped<T>(items: readonly T[], line: (x: T) => string, more: (n: number) => string): string[] {
+	const shown = items.slice(0, STATUS_LIST).map(line);
+	return items.length > STATUS_LIST ? [...shown, more(items.length - STATUS_LIST)] : shown;
 }
 
 const pct = (share: number) => `${(100 * share).toFixed(1)}%`;
@@ -61,16 +75,27 @@ export function runtimeLines(rt: RuntimeStatus): string[] {
 		`budget: ${budget}`,
 		`occupancy (next request, calibrated): ${occ}`,
 		`thresholds: commit at ${pct(t.maxTarget)}, fold down to ${pct(t.minTarget)}, consolidate past ${t.consolidateAfter} roots, marks >= ${t.minFoldChars} chars`,
-		`pending marks: ${rt.pendingMarks.length}${rt.pendingMarks.length > 0 ? ` (${rt.pendingMarks.map((m) => m.id).join(", ")})` : ""}`,
+		`pending marks: ${rt.pendingMarks.length}${
+			rt.pendingMarks.length > 0
+				? ` (${rt.pendingMarks
+						.slice(0, STATUS_LIST)
+						.map((m) => m.id)
+						.join(", ")}${rt.pendingMarks.length > STATUS_LIST ? ", ..." : ""})`
+				: ""
+		}`,
 		`fold roots: ${rt.roots.length} visible, ${rt.folds} folds in all; commits: ${rt.commits.length}`,
-		...rt.roots.map((r) => `  ${r.id} ${r.kind}: ${r.brief.split("\n", 1)[0].slice(0, 160)}`),
+		...capped(
+			rt.roots,
+			(r) => `  ${r.id} ${r.kind}: ${r.brief.split("\n", 1)[0].slice(0, 160)}`,
+			(n) => `  ... ${n} more roots (detail "tree" lists every fold, a page at a time)`,
+		),
 		`rewrites: ${rw.requests} requests = ${rw.baselines} baseline + ${rw.pureAppends} pure appends + attributed (commit ${a.commit}, expand ${a.expand}, fold ${a.fold}, overflow ${a.overflow}, repair ${a.repair}) + ${rw.unattributed} unattributed`,
 		`compaction: ${rt.compaction.thresholdCancelled} threshold requests cancelled, ${rt.compaction.manualPassed} manual passed through, ${rt.compaction.overflowSeen} overflow seen (${rt.compaction.overflowRecovered} recovered by folding, ${rt.compaction.overflowPassed} left to Pi)`,
 		...rt.overflowPassedOn.slice(-3).map((why) => `  overflow left to Pi: ${why}`),
 		`fence: ${rt.fence.stopped} request${rt.fence.stopped === 1 ? "" : "s"} stopped before transmission${rt.fence.last ? ` (last: ${rt.fence.last.message})` : ""}`,
 		evidenceLine(rt.evidence),
 		`problems: ${rt.problems.length === 0 ? "none" : rt.problems.length}`,
-		...rt.problems.slice(-10).map((p) => `  - ${p}`),
+		...rt.problems.slice(-5).map((p) => `  - ${p.length > 300 ? `${p.slice(0, 299)}…` : p}`),
 	];
 	return lines;
 }
@@ -87,26 +112,37 @@ function evidenceLine(ev: RuntimeStatus["evidence"]): string {
 export function overviewLines(o: Overview, rt: RuntimeStatus | undefined): string[] {
 	const budget = o.arithmetic.budget;
 	const origin = new Map(rt?.pendingMarks.map((m) => [m.id, m]) ?? []);
-	const lines = o.marks.map((m) => {
-		const mk = origin.get(m.id);
-		const where = mk ? ` ${mk.kind} ${mk.from}..${mk.to}, brief ${mk.provenance}` : "";
-		return `  mark ${m.id}:${where}; frees ~${m.freed} tokens (${pct(m.freed / budget)}), a commit re-sends ~${m.prefixRewritten} prefix tokens`;
-	});
+	const lines = capped(
+		o.marks,
+		(m) => {
+			const mk = origin.get(m.id);
+			const where = mk ? ` ${mk.kind} ${mk.from}..${mk.to}, brief ${mk.provenance}` : "";
+			return `  mark ${m.id}:${where}; frees ~${m.freed} tokens (${pct(m.freed / budget)}), a commit re-sends ~${m.prefixRewritten} prefix tokens`;
+		},
+		(n) => `  ... ${n} more marks`,
+	);
 	lines.push(
 		`pins: ${o.pins.entryIds.length} entries, ~${o.pins.tokens} of at most ${o.pins.cap} tokens${o.pins.entryIds.length > 0 ? ` (${o.pins.entryIds.slice(0, 20).join(", ")}${o.pins.entryIds.length > 20 ? ", ..." : ""})` : ""}`,
 	);
 	return lines;
 }
 
-function treeOf(folds: readonly FoldView[]): NonNullable<StatusDetails["tree"]> {
-	return folds.map((f) => ({
+/** One page of the fold tree: each fold with depth, state and parent, and its index line. */
+function treePage(lattice: FoldLattice, actions: FoldActions, offset: number): NonNullable<StatusDetails["tree"]> {
+	const page: FoldView[] = lattice.folds().slice(offset, offset + TREE_PAGE);
+	const lines = actions.indexLines(
+		lattice,
+		page.map((f) => f.id),
+		TREE_LINE_CHARS,
+	);
+	return page.map((f, i) => ({
 		id: f.id,
 		kind: f.kind,
 		state: f.state,
 		depth: f.depth,
 		parent: f.parent,
 		entries: f.end - f.start,
-		brief: f.brief.split("\n", 1)[0].slice(0, 160),
+		line: lines[i],
 	}));
 }
 
@@ -152,16 +188,26 @@ export function statusAction(args: FoldToolArgs, env: ToolEnv, call?: ToolCall):
 	const overview = over?.ok ? over.overview : undefined;
 	if (overview) text.push(...overviewLines(overview, runtime));
 	const lattice = args.detail === "tree" ? actions?.lattice() : undefined;
-	const tree = lattice ? treeOf(lattice.folds()) : undefined;
+	const offset = args.offset ?? 0;
+	const total = lattice?.folds().length ?? 0;
+	const tree = lattice && actions ? treePage(lattice, actions, offset) : undefined;
 	if (args.detail === "tree") {
-		text.push(tree ? `fold tree (${tree.length} folds, transcript order):` : "fold tree: no session open");
+		if (!tree) text.push("fold tree: no session open");
+		else if (tree.length === 0) text.push(`fold tree: ${total} folds; offset ${offset} is past the last`);
+		else {
+			text.push(
+				`fold tree: folds ${offset + 1}-${offset + tree.length} of ${total}, transcript order (id kind state, entries, parent: what it holds):`,
+			);
+		}
 		for (const f of tree ?? []) {
 			text.push(
-				`${"  ".repeat(f.depth + 1)}${f.id} ${f.kind} ${f.state}, ${f.entries} entries${f.parent ? `, in ${f.parent}` : ""}: ${f.brief}`,
+				`${"  ".repeat(f.depth + 1)}${f.id} ${f.kind} ${f.state}, ${f.entries} entries${f.parent ? `, in ${f.parent}` : ""}${f.line ? `: ${f.line}` : ""}`,
 			);
 		}
 	}
 	if (overview) text.push(arithmeticText(overview.arithmetic));
+	const more = tree && offset + tree.length < total;
+	if (more) text.push(continuation({ action: "status", detail: "tree", offset: offset + tree.length }));
 	const details: StatusDetails = {
 		ok: selfCheck.ok,
 		action: "status",
@@ -170,7 +216,7 @@ export function statusAction(args: FoldToolArgs, env: ToolEnv, call?: ToolCall):
 		core: { version: core.version, selfCheck, source: state.source, probe },
 		...(runtime ? { runtime } : {}),
 		...(overview ? { overview } : {}),
-		...(tree ? { tree } : {}),
+		...(tree ? { tree, treePage: { offset, folds: total } } : {}),
 	};
 	// A core that fails its own known-answer checks must not be trusted: say so as an error.
 	return answer(text.join("\n"), details, !selfCheck.ok);

@@ -6,6 +6,7 @@ import type { FoldRecord } from "../../src/fold-types.ts";
 import { FoldStore } from "../../src/store/index.ts";
 import {
 	call,
+	callIdsOfEntry,
 	detailsOf,
 	finish,
 	foldAgent,
@@ -14,6 +15,7 @@ import {
 	resultText,
 	rtOf,
 	run,
+	toolStep,
 	work,
 } from "../helpers/fold-agent.ts";
 import { removeTempDirs } from "../helpers/pi-harness.ts";
@@ -25,18 +27,23 @@ const LONE = "x\ud800y\udc00z";
 
 describe("a lone surrogate in a tool call's arguments", () => {
 	it("folds like anything else: the brief shows U+FFFD and says so, and later commits go on", async () => {
-		const s = await foldedSession();
+		const agent = await foldAgent({ budget: 14_000 });
 		try {
-			// Stage 1's bash call prints a value holding two unpaired surrogates (its command quotes it).
-			await runWorkload(s, 16, { seed: 11, plant: (k) => (k === 1 ? LONE : undefined) });
-			const rt = s.rt();
+			// An early bash call whose command holds two unpaired surrogates (its brief quotes it).
+			await run(agent, [
+				...work(agent, "a", 1, 11),
+				toolStep(agent, "Checking one odd value.", ["odd", "bash", { command: `printf '%s\\n' '${LONE}'` }]),
+				...work(agent, "b", 14, 12),
+				finish(agent, "done"),
+			]);
+			const rt = rtOf(agent);
 			const status = rt.status();
 			expect(status.problems).toEqual([]);
 			expect(status.commits.length).toBeGreaterThanOrEqual(2);
 			expect(status.commits.flatMap((c) => c.skipped)).toEqual([]);
 			// The fold holding the call is standing, and its brief is well-formed and says what changed.
-			const sm = s.h.session.sessionManager;
-			const callEntry = sm.getBranch().find((e) => e.type === "message" && JSON.stringify(e).includes("s1p"));
+			const sm = agent.h.session.sessionManager;
+			const callEntry = sm.getBranch().find((e) => e.type === "message" && callIdsOfEntry(e).includes("odd"));
 			expect(callEntry).toBeDefined();
 			const lattice = rt.lattice;
 			const position = lattice?.entries.findIndex((e) => e.id === callEntry?.id) ?? -1;
@@ -47,9 +54,9 @@ describe("a lone surrogate in a tool call's arguments", () => {
 			expect(holder?.brief).toContain("2 unpaired surrogates shown as U+FFFD");
 			// The original keeps the exact arguments: the store holds the session's own bytes.
 			expect(auditFolds(rt, sm)).toBeGreaterThan(0);
-			expect(invalidRequests(s.h)).toEqual([]);
+			healthy(agent);
 		} finally {
-			s.h.dispose();
+			agent.h.dispose();
 		}
 	});
 });

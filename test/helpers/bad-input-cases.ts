@@ -48,7 +48,7 @@ export const CASES: Case[] = [
 		name: "a __proto__ argument",
 		args: () => JSON.parse('{"action":"status","__proto__":{"polluted":true}}'),
 		by: "pi-fold",
-		says: says('argument "__proto__" does not apply to action "status" (it takes "detail")'),
+		says: says('argument "__proto__" does not apply to action "status" (it takes "detail", "offset")'),
 	},
 	{
 		name: "a constructor argument",
@@ -67,7 +67,7 @@ export const CASES: Case[] = [
 		name: "status with an id",
 		args: (t) => ({ action: "status", id: t.parent.id }),
 		by: "pi-fold",
-		says: says('argument "id" does not apply to action "status" (it takes "detail")'),
+		says: says('argument "id" does not apply to action "status" (it takes "detail", "offset")'),
 	},
 	// peek
 	{ name: "peek without id", args: () => ({ action: "peek" }), by: "pi-fold", says: says('action "peek" needs "id"') },
@@ -143,6 +143,97 @@ export const CASES: Case[] = [
 		by: "pi-fold",
 		says: () =>
 			/ephemeral: false would pin this peek's result \(~\d+ tokens\) on top of ~\d+ pinned, over the cap of \d+/,
+	},
+	{
+		name: "status paged without the tree",
+		args: () => ({ action: "status", offset: 20 }),
+		by: "pi-fold",
+		says: says('"offset" pages the fold tree: give it with detail "tree"'),
+	},
+	// search (answers that are bounded rather than refused are in tool-search.test.ts)
+	{
+		name: "search without query",
+		args: () => ({ action: "search" }),
+		by: "pi-fold",
+		says: says('action "search" needs "query"'),
+	},
+	{
+		name: "search an empty query",
+		args: () => ({ action: "search", query: "" }),
+		by: "pi-fold",
+		says: says('"query" is empty: give the text to look for'),
+	},
+	{
+		name: "search only spaces",
+		args: () => ({ action: "search", query: " \t " }),
+		by: "pi-fold",
+		says: says('"query" is empty'),
+	},
+	{
+		name: "search 100 KB",
+		args: () => ({ action: "search", query: "x".repeat(100 * 1024) }),
+		by: "pi-fold",
+		says: says('"query" has 102400 characters; a search takes at most 512'),
+	},
+	{
+		name: "search two lines",
+		args: () => ({ action: "search", query: "a\nb" }),
+		by: "pi-fold",
+		says: says('"query" spans lines; search matches one line at a time'),
+	},
+	{
+		name: "search an invalid regex",
+		args: () => ({ action: "search", query: "(unclosed", regex: true }),
+		by: "pi-fold",
+		says: says('"query" is not a pattern search can run: a group is not closed with ) at character 10'),
+	},
+	{
+		name: "search a backreference",
+		args: () => ({ action: "search", query: "(a)\\1", regex: true }),
+		by: "pi-fold",
+		says: says("backreferences (\\1) are not supported at character 6: they need backtracking"),
+	},
+	{
+		name: "search a lookahead",
+		args: () => ({ action: "search", query: "foo(?=bar)", regex: true }),
+		by: "pi-fold",
+		says: says("lookaround and inline flags"),
+	},
+	{
+		name: "search a repetition too large",
+		args: () => ({ action: "search", query: "((a{1000}){1000}){1000}", regex: true }),
+		by: "pi-fold",
+		says: says("the pattern is too large once its repetitions are counted"),
+	},
+	{
+		name: "search regex not a boolean",
+		args: () => ({ action: "search", query: "x", regex: "yes" }),
+		by: "pi",
+		says: () => /regex: expected boolean/,
+	},
+	{
+		name: "search limit 0",
+		args: () => ({ action: "search", query: "x", limit: 0 }),
+		by: "pi",
+		says: () => /limit: expected >= 1/,
+	},
+	{
+		name: "search limit 1000",
+		args: () => ({ action: "search", query: "x", limit: 1000 }),
+		by: "pi",
+		says: () => /limit: expected <= 30/,
+	},
+	{
+		name: "search a negative offset",
+		args: () => ({ action: "search", query: "x", offset: -5 }),
+		by: "pi",
+		says: () => /offset: expected >= 0/,
+	},
+	{
+		name: "search with an id",
+		args: (t) => ({ action: "search", query: "x", id: t.child.id }),
+		by: "pi-fold",
+		says: says('argument "id" does not apply to action "search" (it takes "query", "regex", "limit", "offset")'),
 	},
 	// brief
 	{

@@ -24,7 +24,7 @@ import { rebuildLattice } from "../../src/session/rebuild.ts";
 import { FOLD_TOOL_NAME } from "../../src/tool/schema.ts";
 import { makeSession, type TestSession, textOf, toolResultFor } from "./pi-harness.ts";
 import { canonical, pairingProblems } from "./requests.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadPlan } from "./workload.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, type WorkloadOptions, workloadPlan } from "./workload.ts";
 
 /** The window arithmetic a pi_fold_context result carries. */
 export const ARITHMETIC = /-- window: ~\d+ of \d+ tokens/;
@@ -178,8 +178,14 @@ export function finish(agent: FoldAgent, text: string): FauxResponseStep {
  * Workload stages (real read/bash/ls calls over Pi's dist/, see workload.ts), their tool call ids
  * prefixed so several runs of work in one session never share an id.
  */
-export function work(agent: FoldAgent, prefix: string, stages: number, seed: number): FauxResponseStep[] {
-	return workloadPlan(stages, { seed }).map((plan) =>
+export function work(
+	agent: FoldAgent,
+	prefix: string,
+	stages: number,
+	seed: number,
+	plant?: WorkloadOptions["plant"],
+): FauxResponseStep[] {
+	return workloadPlan(stages, { seed, ...(plant ? { plant } : {}) }).map((plan) =>
 		probed(agent, () =>
 			fauxAssistantMessage(
 				[fauxText(plan.note), ...plan.calls.map((c) => fauxToolCall(c.name, c.args, { id: `${prefix}${c.id}` }))],

@@ -26,6 +26,8 @@ export interface RecordingUi<C = unknown> {
 	widgets: RecordedWidget[];
 	/** How many times custom() was called. */
 	customs: number;
+	/** What select() was asked: its title and options. */
+	selects: { title: string; options: string[] }[];
 	/** The component the last custom() call built (only with `terminalRows`). */
 	component?: C;
 }
@@ -36,6 +38,8 @@ export interface RecordingUiOptions {
 	 * returned promise settles when the component calls done(). Without it custom() resolves at once.
 	 */
 	terminalRows?: number;
+	/** The option select() answers with (default: none, as if the person pressed Escape). */
+	choose?: (title: string, options: string[]) => string | undefined;
 }
 
 /** Methods that only draw or configure: nothing a test asserts on. */
@@ -55,7 +59,14 @@ const NO_OPS = [
 ] as const;
 
 export function recordingUi<C = unknown>(options: RecordingUiOptions = {}): RecordingUi<C> {
-	const rec: RecordingUi<C> = { ui: {} as ExtensionUIContext, notes: [], statuses: [], widgets: [], customs: 0 };
+	const rec: RecordingUi<C> = {
+		ui: {} as ExtensionUIContext,
+		notes: [],
+		statuses: [],
+		widgets: [],
+		customs: 0,
+		selects: [],
+	};
 	// Plain text: what a component or the bar draws is checked as a terminal would show it.
 	const identity = (_colour: string, s: string) => s;
 	const plain = (s: string) => s;
@@ -75,7 +86,10 @@ export function recordingUi<C = unknown>(options: RecordingUiOptions = {}): Reco
 				rec.component = factory({ requestRender: noop, terminal: { rows } }, theme, {}, () => resolve());
 			});
 		},
-		select: () => Promise.resolve(undefined),
+		select: (title: string, choices: string[]) => {
+			rec.selects.push({ title, options: choices });
+			return Promise.resolve(options.choose?.(title, choices));
+		},
 		confirm: () => Promise.resolve(false),
 		input: () => Promise.resolve(undefined),
 		editor: () => Promise.resolve(undefined),

@@ -3,7 +3,9 @@
 // 2-4 real read/bash/ls calls) over a real code base, Pi's own dist/ (several MB of JS installed as
 // a devDependency), so tool results have realistic sizes and contents. Everything is derived from a
 // seed: the same arguments give the same calls, ids and (over the same install) the same results.
-import { readdirSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -25,7 +27,10 @@ export const WORKLOAD_PROMPT = "Survey this package's source: read through its m
 export interface WorkloadOptions {
 	/** Seed for the choice of files, offsets and tools (default 1). */
 	seed?: number;
-	/** A string stage k's tool results must contain (an extra `bash` printf call), or undefined. */
+	/**
+	 * A string stage k's tool results must contain, or undefined: an extra `bash` call prints a log
+	 * with it on one line in the middle (`[stage k] check value: …`); the command only names the file.
+	 */
 	plant?: (stage: number) => string | undefined;
 	/** 0-based index, among workload requests (summary requests not counted), answered with a context-overflow error. */
 	overflowAt?: number;
@@ -98,9 +103,35 @@ function codeBase(root: string): CodeBase {
 	return made;
 }
 
-/** A bash command printing `value` verbatim (single-quoted, so nothing in it expands). */
-export function printfCommand(value: string): string {
-	return `printf '%s\\n' '${value.replaceAll("'", `'\\''`)}'`;
+/** Where plant logs are written: contents depend only on stage and value, so runs that share it agree. */
+export const PLANT_DIR = join(tmpdir(), "pi-fold-workload-plants");
+
+/** The text of stage `stage`'s plant log: some 60 audit lines, `value` on the one in the middle. */
+export function plantLogText(stage: number, value: string): string {
+	const next = rng(createHash("sha256").update(`${stage}\0${value}`).digest().readUInt32LE(0));
+	const lines: string[] = [];
+	for (let j = 1; j <= 61; j++) {
+		if (j === 31) lines.push(`[stage ${stage}] check value: ${value}`);
+		else {
+			const bytes = 1000 + Math.floor(next() * 90_000);
+			lines.push(
+				`[stage ${stage}] audit ${j}/61: block ${Math.floor(next() * 1e6).toString(16)} ok, ${bytes} bytes scanned`,
+			);
+		}
+	}
+	return `${lines.join("\n")}\n`;
+}
+
+/** Write stage `stage`'s plant log (once; atomically) and return its path. */
+export function plantLog(stage: number, value: string, dir = PLANT_DIR): string {
+	const text = plantLogText(stage, value);
+	const name = `stage-${stage}-${createHash("sha256").update(text).digest("hex").slice(0, 12)}.log`;
+	const path = join(dir, name);
+	mkdirSync(dir, { recursive: true });
+	const temp = `${path}.${process.pid}.tmp`;
+	writeFileSync(temp, text);
+	renameSync(temp, path);
+	return path;
 }
 
 /** The calls of every stage, deterministic for (stages, seed, root). */
@@ -136,7 +167,7 @@ export function workloadPlan(stages: number, opts: WorkloadOptions = {}): StageP
 			const call: PlannedCall = {
 				id: `${opts.idPrefix ?? ""}s${stage}p`,
 				name: "bash",
-				args: { command: printfCommand(planted) },
+				args: { command: `cat ${plantLog(stage, planted)}` },
 			};
 			if (calls.length === 4) calls[3] = call;
 			else calls.push(call);

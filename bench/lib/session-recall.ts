@@ -1,0 +1,148 @@
+// The session benchmark's part on finding what was folded: the index coverage (the share of folded
+// tool calls whose name and principal argument a brief in the window still names) on the bench
+// workload and on the real fixture session, and the recall of the planted values by the honest
+// agent (recall-agent.ts), with search and without it (the index and peek only).
+
+import { nodeCore } from "../../bindings/node.ts";
+import { replayFile } from "../../src/replay/replay.ts";
+import type { IndexCoverage } from "../../src/report/index-coverage.ts";
+import { FIXTURE_SESSION, hasFixture } from "../../test/helpers/fixture.ts";
+import type { ValueReport } from "./recall-agent.ts";
+import type { ArmRun } from "./session-arms.ts";
+
+export const RECALL_TARGETS = {
+	indexShare: 0.95,
+	/** with search: every value, in at most this many calls per value found by calls, on average */
+	callsPerValue: 2,
+	/** without search: every value, within this many calls in all */
+	callsWithoutSearch: 20,
+};
+
+/**
+ * The coverage before consolidation briefs had index lines (a child was named by its brief's first
+ * line only), measured with the same measure on the same workload (64 stages, seed 7, a 100k
+ * window) and the same fixture, with the briefs of the commit before the change.
+ */
+export const INDEX_BASELINE = {
+	workload: { visible: 17, calls: 149, share: 0.114 },
+	fixture: { visible: 1, calls: 354, share: 0.003 },
+	how: "briefs as of commit b17d651 (first brief line per child), same coverage measure, same workload and fixture",
+};
+
+export interface RecallSummary {
+	values: number;
+	visible: number;
+	recovered: number;
+	lost: number;
+	/** pi_fold_context calls in all, and per value found by calls */
+	calls: number;
+	callsPerRecovered: number;
+	/** tokens the calls' answers added to the window */
+	tokens: number;
+}
+
+export function recallSummary(run: ArmRun): RecallSummary {
+	const count = (o: ValueReport["outcome"]) => run.values.filter((v) => v.outcome === o).length;
+	const recovered = count("recovered");
+	const calls = run.recallCalls.search + run.recallCalls.peek;
+	return {
+		values: run.values.length,
+		visible: count("visible"),
+		recovered,
+		lost: count("lost"),
+		calls,
+		callsPerRecovered: recovered === 0 ? 0 : Number((calls / recovered).toFixed(2)),
+		tokens: run.recallCalls.tokens,
+	};
+}
+
+/** The fixture replayed by pi-fold's runtime: its window's index coverage (undefined without the fixture). */
+export async function fixtureIndex(): Promise<IndexCoverage | undefined> {
+	if (!hasFixture) return undefined;
+	return (await replayFile(FIXTURE_SESSION, nodeCore())).index;
+}
+
+export interface RecallTarget {
+	what: string;
+	measured: number;
+	needed: string;
+	met: boolean;
+	note?: string;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+export function recallTargets(
+	withSearch: ArmRun,
+	withoutSearch: ArmRun,
+	index: { workload?: IndexCoverage; fixture?: IndexCoverage },
+): RecallTarget[] {
+	const out: RecallTarget[] = [];
+	const t = RECALL_TARGETS;
+	for (const [where, cov] of Object.entries(index)) {
+		if (!cov) continue;
+		const met = cov.share >= t.indexShare;
+		out.push({
+			what: `index coverage, ${where}`,
+			measured: Number(cov.share.toFixed(3)),
+			needed: `>= ${t.indexShare}`,
+			met,
+			...(met
+				? {}
+				: {
+						note: `${cov.visible} of ${cov.calls} folded calls named in ${cov.briefs} briefs (${cov.briefChars} characters); per brief: ${cov.perBrief.map((b) => `${b.visible}/${b.calls} in ${b.chars}`).join(", ")}`,
+					}),
+		});
+	}
+	const s = recallSummary(withSearch);
+	const found = s.visible + s.recovered;
+	const searchMet = found === s.values && s.callsPerRecovered <= t.callsPerValue;
+	out.push({
+		what: "values found with search (calls per value found by calls)",
+		measured: found,
+		needed: `= ${s.values}, <= ${t.callsPerValue} calls each`,
+		met: searchMet,
+		note: `${s.visible} visible, ${s.recovered} recovered in ${s.calls} calls (${s.callsPerRecovered} per value, ${s.tokens} tokens added), ${s.lost} lost`,
+	});
+	const n = recallSummary(withoutSearch);
+	const nFound = n.visible + n.recovered;
+	out.push({
+		what: "values found without search (index and peek only)",
+		measured: nFound,
+		needed: `= ${n.values} within ${t.callsWithoutSearch} calls`,
+		met: nFound === n.values && n.calls <= t.callsWithoutSearch,
+		note: `${n.visible} visible, ${n.recovered} recovered in ${n.calls} calls (${n.tokens} tokens added), ${n.lost} lost`,
+	});
+	return out;
+}
+
+/** The Markdown section: index coverage (before and now) and recall with and without search. */
+export function recallText(
+	withSearch: ArmRun,
+	withoutSearch: ArmRun,
+	index: { workload?: IndexCoverage; fixture?: IndexCoverage },
+): string {
+	const b = INDEX_BASELINE;
+	const row = (what: string, before: { visible: number; calls: number; share: number }, now?: IndexCoverage) =>
+		`| ${what} | ${before.visible}/${before.calls} (${pct(before.share)}) | ${now ? `${now.visible}/${now.calls} (${pct(now.share)})` : "not run"} | ${now ? `${now.anyDepth}/${now.calls} (${pct(now.anyDepth / Math.max(1, now.calls))})` : ""} |`;
+	const lines = [
+		"## Finding what was folded",
+		"Index coverage: folded tool calls whose name and principal argument a brief in the window names (when the recall question is asked; the fixture after its last request).",
+		"| | before index lines | now | now, named by a brief of a fold holding the call at any depth |",
+		"|---|---:|---:|---:|",
+		row("bench workload", b.workload, index.workload),
+		row("real fixture (replayed)", b.fixture, index.fixture),
+		"",
+		"Recall by the agent that reads only what a model would (the window, its own calls' answers):",
+		"| | visible | recovered | lost | calls | tokens added |",
+		"|---|---:|---:|---:|---:|---:|",
+	];
+	for (const [name, run] of [
+		["with search", withSearch],
+		["without search (index and peek)", withoutSearch],
+	] as const) {
+		const s = recallSummary(run);
+		lines.push(`| ${name} | ${s.visible} | ${s.recovered} | ${s.lost} | ${s.calls} | ${s.tokens} |`);
+	}
+	return lines.join("\n");
+}

@@ -1,0 +1,251 @@
+// Search every fold's exact text view (committed, expanded and pending: what peek shows) for a
+// query, line by line. A match is reported in the innermost fold holding it, with that fold's
+// ancestors, the entry and its role, and the byte offset in that fold's text view where the match
+// starts, so `peek` with that offset lands on it. Literal queries (the default) and regular
+// expressions are both case-insensitive and run in linear time (matcher.ts); a literal's ASCII run
+// is found first by the engine's own search (short, so linear too), then checked by the matcher.
+// A time budget bounds even a pathological pattern: past it, the answer says where it stopped.
+import { performance } from "node:perf_hooks";
+import type { PiFoldCore } from "../../bindings/index.ts";
+import type { FoldId } from "../fold-types.ts";
+import type { FoldView } from "../lattice/index.ts";
+import type { Open } from "../runtime/runtime-types.ts";
+import { codePointLength, headOf, oneLine, tailOf, utf8Length } from "../runtime/text-fit.ts";
+import type { FoldTexts, ReadProblem } from "./fold-texts.ts";
+import { Matcher } from "./matcher.ts";
+import { literalPattern, MAX_QUERY_CHARS, type Node, PatternError, parseRegex, requiredLiteral } from "./pattern.ts";
+
+export const SEARCH_DEFAULT_LIMIT = 8;
+export const SEARCH_MAX_LIMIT = 30;
+/** Past this, a search stops and says how far it got. */
+export const SEARCH_TIME_BUDGET_MS = 3_000;
+/** A matching line is shown in at most this many characters, around the match. */
+const LINE_CHARS = 200;
+const CONTEXT_CHARS = 100;
+
+export interface SearchRequest {
+	query: string;
+	regex?: boolean;
+	limit?: number;
+	offset?: number;
+}
+
+export interface SearchHit {
+	/** The innermost fold holding the match, and its ancestors (parent first). */
+	fold: FoldId;
+	ancestors: FoldId[];
+	entryId: string;
+	role: string;
+	/** A tool result's tool. */
+	tool?: string;
+	/** Byte offset of the match in `fold`'s text view: peek with this offset starts on it. */
+	offset: number;
+	/** The matching line (cut around the match when long), the lines before and after it. */
+	line: string;
+	before?: string;
+	after?: string;
+}
+
+export interface SearchAnswer {
+	query: string;
+	mode: "literal" | "regex";
+	/** Matching lines in all (one hit per line), and the page shown. */
+	total: number;
+	offset: number;
+	limit: number;
+	hits: SearchHit[];
+	/** Folds with at least one match; folds, entries and bytes of text searched. */
+	foldsMatched: number;
+	folds: number;
+	entries: number;
+	bytes: number;
+	/** Folds that could not be read (not searched), with peek's reason. */
+	problems: ReadProblem[];
+	/** Set when the time budget ran out: the count is a lower bound. */
+	stopped?: string;
+	ms: number;
+}
+
+export type Checked = { ok: true; node: Node; mode: "literal" | "regex" } | { ok: false; reason: string };
+
+/** A query as a pattern, or a specific refusal (empty, too long, a regex the matcher cannot run). */
+export function checkQuery(query: unknown, regex: unknown): Checked {
+	if (typeof query !== "string") return { ok: false, reason: `"query" must be a string` };
+	if (query.trim() === "") return { ok: false, reason: `"query" is empty: give the text to look for` };
+	const n = codePointLength(query);
+	if (n > MAX_QUERY_CHARS) {
+		return {
+			ok: false,
+			reason: `"query" has ${n} characters; a search takes at most ${MAX_QUERY_CHARS} (search for a distinctive part of it)`,
+		};
+	}
+	if (/\n/.test(query)) return { ok: false, reason: `"query" spans lines; search matches one line at a time` };
+	if (regex !== true) return { ok: true, node: literalPattern(query), mode: "literal" };
+	try {
+		const node = parseRegex(query);
+		new Matcher(node); // compiles: size limits are checked here
+		return { ok: true, node, mode: "regex" };
+	} catch (err) {
+		if (err instanceof PatternError)
+			return { ok: false, reason: `"query" is not a pattern search can run: ${err.message}` };
+		throw err;
+	}
+}
+
+/**
+ * A run of (at most 8) ASCII characters every matching line contains, in some case, as a search
+ * the JavaScript engine runs fast and (this short) in linear time; undefined when there is none.
+ */
+function asciiNeedle(node: Node): RegExp | undefined {
+	const run = requiredLiteral(node);
+	if (!run) return undefined;
+	return new RegExp(run.slice(0, 8).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi");
+}
+
+/** The line around a match, within LINE_CHARS, the match kept in view. */
+function lineAround(text: string, lineStart: number, lineEnd: number, start: number): string {
+	const line = text.slice(lineStart, lineEnd);
+	const at = start - lineStart;
+	if (codePointLength(line) <= LINE_CHARS) return oneLine(line);
+	const before = tailOf(line.slice(0, at), 60);
+	const after = headOf(line.slice(at), LINE_CHARS - 62);
+	const lead = before.length < at ? "…" : "";
+	const trail = at + after.length < line.length ? "…" : "";
+	return `${lead}${oneLine(before)}${oneLine(after).length > 0 && /\s$/.test(before) ? " " : ""}${oneLine(after)}${trail}`;
+}
+
+function neighbour(text: string, from: number, to: number): string | undefined {
+	if (from < 0 || to > text.length || from >= to) return undefined;
+	const line = oneLine(text.slice(from, to));
+	if (line === "") return undefined;
+	return codePointLength(line) > CONTEXT_CHARS ? `${headOf(line, CONTEXT_CHARS - 1)}…` : line;
+}
+
+interface Pending {
+	leaf: number;
+	fold: FoldView;
+	lineStart: number;
+	end: number;
+}
+
+export function searchFolds(
+	open: Readonly<Open>,
+	texts: FoldTexts,
+	core: PiFoldCore,
+	req: SearchRequest,
+	checked: Extract<Checked, { ok: true }>,
+): SearchAnswer {
+	const t0 = performance.now();
+	const limit = req.limit ?? SEARCH_DEFAULT_LIMIT;
+	const offset = req.offset ?? 0;
+	const problems = texts.ensure(open, core);
+	const lattice = open.lattice;
+	const matcher = new Matcher(checked.node);
+	const needle = asciiNeedle(checked.node);
+	const deadline = t0 + SEARCH_TIME_BUDGET_MS;
+	let stopped: string | undefined;
+	const overdue = () => performance.now() > deadline;
+
+	const foldsSeen = new Set<FoldId>();
+	const foldsMatched = new Set<FoldId>();
+	const views = new Map<FoldId, FoldView>();
+	const page: Pending[] = [];
+	let total = 0;
+	let entries = 0;
+	let bytes = 0;
+	const entriesList = lattice.entries;
+	for (let p = 0; p < entriesList.length; p++) {
+		const e = entriesList[p];
+		const owner = lattice.foldOf(e.id);
+		if (!owner) continue;
+		const view = texts.entry(e.hash);
+		if (!view) continue; // its fold could not be read: reported in problems
+		let fold = views.get(owner);
+		if (!fold) {
+			fold = lattice.get(owner);
+			if (!fold) continue;
+			views.set(owner, fold);
+		}
+		foldsSeen.add(owner);
+		entries++;
+		bytes += view.bytes;
+		const text = view.text;
+		const found = fold;
+		const onLine = (lineStart: number, end: number): boolean => {
+			if (total >= offset && total < offset + limit) page.push({ leaf: p - found.start, fold: found, lineStart, end });
+			total++;
+			foldsMatched.add(found.id);
+			return true;
+		};
+		let finished: boolean;
+		if (needle) {
+			// Candidate lines from the engine's own search for the ASCII run; each line checked once.
+			needle.lastIndex = 0;
+			finished = true;
+			for (let m = needle.exec(text); m; m = needle.exec(text)) {
+				const lineStart = text.lastIndexOf("\n", m.index - 1) + 1;
+				const nl = text.indexOf("\n", m.index);
+				const lineEnd = nl < 0 ? text.length : nl;
+				if (!matcher.scan(text, onLine, overdue, lineStart, lineEnd)) {
+					finished = false;
+					break;
+				}
+				if (nl < 0) break;
+				needle.lastIndex = lineEnd + 1;
+			}
+		} else finished = matcher.scan(text, onLine, overdue);
+		if (!finished || overdue()) {
+			stopped = `the time budget of ${SEARCH_TIME_BUDGET_MS / 1000} s ran out at entry ${e.id} (${entries} entries, ${bytes} bytes searched): narrow the query`;
+			break;
+		}
+	}
+
+	const offsets = new Map<FoldId, number[] | undefined>();
+	const hits: SearchHit[] = [];
+	for (const pend of page) {
+		const leaves = lattice.leavesOf(pend.fold.id) ?? [];
+		const leaf = leaves[pend.leaf];
+		const view = leaf && texts.entry(leaf.hash);
+		if (!view) continue;
+		if (!offsets.has(pend.fold.id)) offsets.set(pend.fold.id, texts.offsets(lattice, pend.fold));
+		const base = offsets.get(pend.fold.id)?.[pend.leaf];
+		if (base === undefined) continue;
+		const text = view.text;
+		const m = matcher.matchAt(text, pend.lineStart, pend.end);
+		const prevEnd = m.lineStart - 1;
+		const prevStart = prevEnd > 0 ? text.lastIndexOf("\n", prevEnd - 1) + 1 : -1;
+		const nextEnd = text.indexOf("\n", m.lineEnd + 1);
+		const ancestors: FoldId[] = [];
+		for (let f = pend.fold.parent; f; f = lattice.get(f)?.parent ?? null) ancestors.push(f);
+		const entry = lattice.entries[pend.fold.start + pend.leaf];
+		const tool = /^## entry \S+ · toolResult (\S+)/.exec(text)?.[1];
+		const before = neighbour(text, prevStart, prevEnd);
+		const after = neighbour(text, m.lineEnd + 1, nextEnd < 0 ? text.length : nextEnd);
+		hits.push({
+			fold: pend.fold.id,
+			ancestors,
+			entryId: entry.id,
+			role: entry.role,
+			...(tool ? { tool } : {}),
+			offset: base + utf8Length(text.slice(0, m.start)),
+			line: lineAround(text, m.lineStart, m.lineEnd, m.start),
+			...(before ? { before } : {}),
+			...(after ? { after } : {}),
+		});
+	}
+	return {
+		query: req.query,
+		mode: checked.mode,
+		total,
+		offset,
+		limit,
+		hits,
+		foldsMatched: foldsMatched.size,
+		folds: foldsSeen.size,
+		entries,
+		bytes,
+		problems,
+		...(stopped ? { stopped } : {}),
+		ms: performance.now() - t0,
+	};
+}
