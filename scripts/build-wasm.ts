@@ -7,7 +7,12 @@ import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const asc = fileURLToPath(new URL("../node_modules/assemblyscript/bin/asc.js", import.meta.url));
-const run = spawnSync(process.execPath, [asc, "--config", "asconfig.json"], { cwd: root, stdio: "inherit" });
+const run = spawnSync(process.execPath, [asc, "--config", "asconfig.json"], { cwd: root, encoding: "utf8" });
+// Binaryen's note that its optimizer stopped early is not a problem; anything else asc says is shown.
+const said = `${run.stdout ?? ""}${run.stderr ?? ""}`
+	.split("\n")
+	.filter((line) => line.trim() !== "" && line.trim() !== "Last converge was suboptimal.");
+if (said.length > 0) console.error(said.join("\n"));
 if (run.status !== 0) process.exit(run.status ?? 1);
 
 const wasmPath = new URL("../wasm/pi-fold-core.wasm", import.meta.url);
