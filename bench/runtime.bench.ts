@@ -1,5 +1,5 @@
 // npm run bench:runtime — what pi-fold adds to each request of a real Pi AgentSession: the scripted
-// workload (test/helpers/workload.ts, real read/bash/ls over Pi's own dist/) run with pi-fold
+// workload (harness/workload.ts, real read/bash/ls over Pi's own dist/) run with pi-fold
 // registered and a budget small enough that several commits happen, and the same run without it
 // for the wall clock. The per-request figure is the runtime's own measurement (hooks.ts times every
 // handler and attributes it to the next request); each commit is the turn_end handler that made
@@ -7,11 +7,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { FoldLattice } from "../src/lattice/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { makeSession, removeTempDirs } from "../test/helpers/pi-harness.ts";
-import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../test/helpers/workload.ts";
 import { machineNotes } from "./lib/harness.ts";
 
 const STAGES = 64;

@@ -3,6 +3,10 @@
 import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts";
+import { toolBatches } from "../harness/fold-fixture.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { assistantMessage } from "../harness/synthetic-session.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
 import {
 	briefForFold,
@@ -12,10 +16,6 @@ import {
 } from "../src/runtime/briefs.ts";
 import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/runtime/notice.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
-import { copyFixture, FIXTURE_MISSING, hasFixture } from "./helpers/fixture.ts";
-import { toolBatches } from "./helpers/fold-fixture.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
-import { assistantMessage } from "./helpers/synthetic-session.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -6,6 +6,10 @@ import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-age
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "../harness/fixture.ts";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { assistantMessage } from "../harness/synthetic-session.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { registerPiFold } from "../src/index.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
@@ -18,10 +22,6 @@ import { factor } from "../src/runtime/factor.ts";
 import { type IndexChild, indexLines } from "../src/runtime/index-lines.ts";
 import type { Open } from "../src/runtime/runtime.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
-import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "./helpers/fixture.ts";
-import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
-import { assistantMessage } from "./helpers/synthetic-session.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

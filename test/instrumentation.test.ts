@@ -7,6 +7,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@ear
 import { type ExtensionAPI, type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import { canonicalJson } from "../src/runtime/canonical-json.ts";
 import {
 	type Alignment,
@@ -19,7 +20,6 @@ import {
 	type RecordOutcome,
 	RewriteRecorder,
 } from "../src/runtime/instrumentation.ts";
-import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -4,6 +4,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import {
 	billedParts,
 	Calibration,
@@ -20,7 +21,6 @@ import {
 	RequestMemo,
 } from "../src/runtime/occupancy.ts";
 import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/runtime/thresholds.ts";
-import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";
 
 const core = nodeCore();

@@ -4,6 +4,8 @@
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, type ProjectionCandidate, registerPiFold } from "../src/index.ts";
 import { estimateMessages } from "../src/runtime/occupancy.ts";
 import {
@@ -14,8 +16,6 @@ import {
 } from "../src/runtime/projection-candidates.ts";
 import { FoldRuntime } from "../src/runtime/runtime.ts";
 import { DEFAULT_THRESHOLDS } from "../src/runtime/thresholds.ts";
-import { makeSession, removeTempDirs, type TestSession } from "./helpers/pi-harness.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const core = nodeCore();
 /** As in runtime.test.ts: small enough that the workload needs several commits. */

@@ -7,6 +7,8 @@ import { dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
 import { SessionManager, VERSION } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs, toolResultFor } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { EVIDENCE_DIR_NAME } from "../src/runtime/evidence.ts";
 import { NOTICE_MAX_BYTES } from "../src/runtime/notice.ts";
@@ -14,10 +16,8 @@ import { RECEIPT_TYPE } from "../src/runtime/receipt.ts";
 import { type FoldRuntime, UNBRIEFED_NOTICE_TYPE } from "../src/runtime/runtime.ts";
 import { checkHost, REQUIRED_PI_VERSION } from "../src/runtime/version-guard.ts";
 import { STORE_DIR_NAME } from "../src/store/index.ts";
-import { makeSession, removeTempDirs, toolResultFor } from "./helpers/pi-harness.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 afterAll(removeTempDirs);
 

@@ -17,6 +17,7 @@ import {
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { parseSettingsArgs, settingsCompletions } from "../src/commands/fold-settings.ts";
 import piFold, { type PiFold, registerPiFold } from "../src/index.ts";
 import { DELETED_OPTIONS, parseOptions, type RuntimeSettings } from "../src/runtime/options.ts";
@@ -30,7 +31,6 @@ import {
 	settingsText,
 	type UserSettings,
 } from "../src/settings/settings-file.ts";
-import { makeSession, removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 
 afterAll(removeTempDirs);

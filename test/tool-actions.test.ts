@@ -10,6 +10,7 @@
 // the consolidation in slices and a child of it; pin raw entries and keep a peek raw, then let
 // commits happen. The "pending marks" session and peek's text view are in tool-marks.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeTempDirs, textOf } from "../harness/pi-harness.ts";
 import type { FoldView } from "../src/lattice/index.ts";
 import { PEEK_MAX_BYTES } from "../src/runtime/actions.ts";
 import type { FoldToolDetails } from "../src/tool/result.ts";
@@ -43,7 +44,6 @@ import {
 	toolStep,
 	work,
 } from "./helpers/fold-agent.ts";
-import { removeTempDirs, textOf } from "./helpers/pi-harness.ts";
 import { canonical, isAppendOf, providerProblems } from "./helpers/requests.ts";
 
 /** Peek the consolidation in this many slices (the last one takes the rest). */

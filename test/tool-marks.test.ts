@@ -11,6 +11,7 @@
 // "standing folds" session is in tool-actions.test.ts.
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeTempDirs, textOf } from "../harness/pi-harness.ts";
 import type { FoldView } from "../src/lattice/index.ts";
 import { entryText, sliceUtf8 } from "../src/runtime/peek-source.ts";
 import type { FoldToolDetails } from "../src/tool/result.ts";
@@ -37,7 +38,6 @@ import {
 	sourcesOf,
 	work,
 } from "./helpers/fold-agent.ts";
-import { removeTempDirs, textOf } from "./helpers/pi-harness.ts";
 import { isAppendOf } from "./helpers/requests.ts";
 
 describe("pi_fold_context on pending marks (large budget: marks wait, then one commit)", () => {

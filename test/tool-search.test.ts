@@ -13,6 +13,7 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plantValues } from "../bench/lib/recall-agent.ts";
 import { nodeCore } from "../bindings/node.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { FOLD_SEARCH_USAGE } from "../src/commands/fold-search.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { FoldActions } from "../src/runtime/actions.ts";
@@ -33,7 +34,6 @@ import {
 	toolStep,
 	work,
 } from "./helpers/fold-agent.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf } from "./helpers/requests.ts";
 

@@ -7,6 +7,8 @@ import { spawn } from "node:child_process";
 import type { ContextEditEntry, ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { estimateMessages, estimateRequest } from "../src/runtime/occupancy.ts";
 import { RECEIPT_TYPE } from "../src/runtime/receipt.ts";
@@ -21,9 +23,7 @@ import {
 	unavailableLines,
 } from "../src/ui/fold-bar.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";
-import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "./helpers/pi-harness.ts";
 import { type RecordedWidget, recordingUi } from "./helpers/recording-ui.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 import { UI_HOST_BUDGET, UI_HOST_MODEL, UI_HOST_PROVIDER } from "./hosts/fold-ui-host.ts";
 
 const core = nodeCore();

@@ -4,6 +4,7 @@
 import type { MessageRenderer, MessageRenderOptions, Theme } from "@earendil-works/pi-coding-agent";
 import { stripTerminalSequences } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import { registerPiFold } from "../src/index.ts";
 import { unbriefedNotice } from "../src/runtime/notice.ts";
 import { OVERFLOW_NOTICE_TYPE, overflowNoticeDraft } from "../src/runtime/overflow.ts";
@@ -11,7 +12,6 @@ import { RECEIPT_TYPE, receiptDraft } from "../src/runtime/receipt.ts";
 import { UNBRIEFED_NOTICE_TYPE } from "../src/runtime/runtime.ts";
 import { noticeLine } from "../src/ui/notice-renderers.ts";
 import { formatTokens, percentOf } from "../src/ui/window-figure.ts";
-import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
 
 afterAll(removeTempDirs);
 

@@ -12,6 +12,8 @@ import {
 import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { expect } from "vitest";
 import { nodeCore } from "../../bindings/node.ts";
+import { makeSession, type TestSession, textOf, toolResultFor } from "../../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, type WorkloadOptions, workloadPlan } from "../../harness/workload.ts";
 import type { FoldId } from "../../src/fold-types.ts";
 import { type PiFold, registerPiFold } from "../../src/index.ts";
 import type { FoldView, LatticeSnapshot } from "../../src/lattice/index.ts";
@@ -22,9 +24,7 @@ import type { Thresholds } from "../../src/runtime/thresholds.ts";
 import { RECORD_TYPE } from "../../src/session/journal.ts";
 import { rebuildLattice } from "../../src/session/rebuild.ts";
 import { FOLD_TOOL_NAME } from "../../src/tool/schema.ts";
-import { makeSession, type TestSession, textOf, toolResultFor } from "./pi-harness.ts";
 import { canonical, pairingProblems } from "./requests.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, type WorkloadOptions, workloadPlan } from "./workload.ts";
 
 /** The window arithmetic a pi_fold_context result carries. */
 export const ARITHMETIC = /-- window: ~\d+ of \d+ tokens/;

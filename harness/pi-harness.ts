@@ -1,6 +1,7 @@
-// Test harness: a real Pi AgentSession, fully offline, answered by pi-ai's scripted faux provider.
-// Every request the provider receives is captured, so tests can read exactly what the model saw
-// (tool results included). Nothing touches ~/.pi: agent, session and work dirs are temp dirs.
+// The Pi session harness that tests, benchmarks and the demo share: a real Pi AgentSession, fully
+// offline, answered by pi-ai's scripted faux provider. Every request the provider receives is
+// captured, so a caller can read exactly what the model saw (tool results included). Nothing
+// touches ~/.pi: agent, session and work dirs are temp dirs.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

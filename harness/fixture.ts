@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const FIXTURE_SESSION = fileURLToPath(
-	new URL("../../../shared/fixtures/sessions/pi-mono-before-compaction.jsonl", import.meta.url),
+	new URL("../../shared/fixtures/sessions/pi-mono-before-compaction.jsonl", import.meta.url),
 );
 
 export const hasFixture = existsSync(FIXTURE_SESSION);

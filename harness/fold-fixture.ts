@@ -1,12 +1,12 @@
 // Folds a real session the way the runtime will: every complete tool batch marked, briefed and
 // committed, then adjacent roots consolidated; store written first, records appended after.
 import type { SessionManager } from "@earendil-works/pi-coding-agent";
-import type { PiFoldCore } from "../../bindings/index.ts";
-import { FoldLattice } from "../../src/lattice/index.ts";
-import { contextEntriesOf } from "../../src/session/context-entries.ts";
-import { type JournalOp, RECORD_TYPE } from "../../src/session/journal.ts";
-import { persistFolds, type RecordIndex } from "../../src/session/persist.ts";
-import { FoldStore } from "../../src/store/index.ts";
+import type { PiFoldCore } from "../bindings/index.ts";
+import { FoldLattice } from "../src/lattice/index.ts";
+import { contextEntriesOf } from "../src/session/context-entries.ts";
+import { type JournalOp, RECORD_TYPE } from "../src/session/journal.ts";
+import { persistFolds, type RecordIndex } from "../src/session/persist.ts";
+import { FoldStore } from "../src/store/index.ts";
 
 /** [first, last] positions of every complete tool batch: an assistant's calls and then all their results. */
 export function toolBatches(

@@ -19,7 +19,7 @@ import {
 
 /** The code base the workload explores; use it as the session's cwd. */
 export const WORKLOAD_ROOT = fileURLToPath(
-	new URL("../../node_modules/@earendil-works/pi-coding-agent/dist", import.meta.url),
+	new URL("../node_modules/@earendil-works/pi-coding-agent/dist", import.meta.url),
 );
 
 export const WORKLOAD_PROMPT = "Survey this package's source: read through its modules stage by stage and take notes.";
