@@ -7,14 +7,14 @@ import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts"
 import { toolBatches } from "../harness/fold-fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
-import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
 import {
 	briefForFold,
 	deterministicBrief,
 	BRIEF_MAX_CHARS as EXPORTED_MAX,
 	readBackSuffix,
-} from "../src/runtime/briefs.ts";
-import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/runtime/notice.ts";
+} from "../src/briefs/briefs.ts";
+import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/edits/notice.ts";
+import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
 
 const core = nodeCore();

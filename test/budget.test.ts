@@ -11,8 +11,8 @@ import {
 	type ModelLimits,
 	OUTPUT_RESERVE_SHARE,
 	servingBudget,
-} from "../src/runtime/budget.ts";
-import { fenceMessage } from "../src/runtime/fence.ts";
+} from "../src/meter/budget.ts";
+import { fenceMessage } from "../src/meter/fence.ts";
 import { limitText } from "../src/ui/fold-bar.ts";
 
 afterAll(removeTempDirs);

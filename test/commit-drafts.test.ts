@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs, type TestSession, textOf, toolResultFor } from "../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadPlan, workloadSteps } from "../harness/workload.ts";
+import { commitDrafts, expandDrafts, validateDrafts } from "../src/edits/drafts.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { FoldLattice, type FoldView, type Outcome, type SavedLattice } from "../src/lattice/index.ts";
-import { commitDrafts, expandDrafts, validateDrafts } from "../src/runtime/drafts.ts";
 import { type ContextEntries, contextEntriesOf } from "../src/session/context-entries.ts";
 import { canonical, isAppendOf, pairingProblems, providerProblems, sharedPrefix } from "./helpers/requests.ts";
 

@@ -12,7 +12,7 @@ import {
 	EvidenceWriter,
 	evidenceDirFor,
 	toolResultText,
-} from "../src/runtime/evidence.ts";
+} from "../src/session/evidence.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -14,7 +14,7 @@ import {
 	type FrontierSettings,
 	frontierCursor,
 	proposeMarks,
-} from "../src/runtime/frontier.ts";
+} from "../src/policy/frontier.ts";
 import { type ContextEntries, contextEntriesOf } from "../src/session/context-entries.ts";
 import { referenceMarks } from "./helpers/frontier-reference.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";

@@ -10,16 +10,16 @@ import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "../harness/fixture
 import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
+import { briefForFold } from "../src/briefs/briefs.ts";
+import { principalKey } from "../src/briefs/call-args.ts";
+import { factor } from "../src/briefs/factor.ts";
+import { type IndexChild, indexLines } from "../src/briefs/index-lines.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { registerPiFold } from "../src/index.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
 import { FoldPolicy } from "../src/replay/policy-fold.ts";
 import { replayFile } from "../src/replay/replay.ts";
 import { braceReadings, indexCoverage } from "../src/report/index-coverage.ts";
-import { briefForFold } from "../src/runtime/briefs.ts";
-import { principalKey } from "../src/runtime/call-args.ts";
-import { factor } from "../src/runtime/factor.ts";
-import { type IndexChild, indexLines } from "../src/runtime/index-lines.ts";
 import type { Open } from "../src/runtime/runtime.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
 

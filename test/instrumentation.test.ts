@@ -8,7 +8,6 @@ import { type ExtensionAPI, type SessionEntry, SessionManager } from "@earendil-
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
-import { canonicalJson } from "../src/runtime/canonical-json.ts";
 import {
 	type Alignment,
 	alignWithProjection,
@@ -19,7 +18,8 @@ import {
 	ProjectionAligner,
 	type RecordOutcome,
 	RewriteRecorder,
-} from "../src/runtime/instrumentation.ts";
+} from "../src/meter/recorder.ts";
+import { canonicalJson } from "../src/values/canonical-json.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -19,8 +19,8 @@ import {
 	promptTokensOf,
 	type RequestEstimate,
 	RequestMemo,
-} from "../src/runtime/occupancy.ts";
-import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/runtime/thresholds.ts";
+} from "../src/meter/occupancy.ts";
+import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/policy/thresholds.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";
 
 const core = nodeCore();

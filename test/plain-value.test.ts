@@ -9,8 +9,8 @@ import {
 	firstChangedIndex,
 	firstChangedRecorded,
 	type Recorded,
-} from "../src/runtime/instrumentation.ts";
-import { NOT_PLAIN, plainCopy, samePlainValue } from "../src/runtime/plain-value.ts";
+} from "../src/meter/recorder.ts";
+import { NOT_PLAIN, plainCopy, samePlainValue } from "../src/values/plain-value.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";
 
 const core = nodeCore();

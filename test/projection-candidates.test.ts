@@ -7,15 +7,15 @@ import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, type ProjectionCandidate, registerPiFold } from "../src/index.ts";
-import { estimateMessages } from "../src/runtime/occupancy.ts";
+import { estimateMessages } from "../src/meter/occupancy.ts";
 import {
 	generatorOf,
 	PROJECTION_GENERATOR_VERSION,
 	projectionCandidateProvider,
 	projectionCandidates,
-} from "../src/runtime/projection-candidates.ts";
+} from "../src/operations/projection-candidates.ts";
+import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import { FoldRuntime } from "../src/runtime/runtime.ts";
-import { DEFAULT_THRESHOLDS } from "../src/runtime/thresholds.ts";
 
 const core = nodeCore();
 /** As in runtime.test.ts: small enough that the workload needs several commits. */

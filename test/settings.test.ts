@@ -19,9 +19,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { makeSession, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { parseSettingsArgs, settingsCompletions } from "../src/commands/fold-settings.ts";
+import { DELETED_OPTIONS, parseOptions, type RuntimeSettings } from "../src/host/options.ts";
 import piFold, { type PiFold, registerPiFold } from "../src/index.ts";
-import { DELETED_OPTIONS, parseOptions, type RuntimeSettings } from "../src/runtime/options.ts";
-import { DEFAULT_THRESHOLDS, THRESHOLD_KEYS, type Thresholds } from "../src/runtime/thresholds.ts";
+import { DEFAULT_THRESHOLDS, THRESHOLD_KEYS, type Thresholds } from "../src/policy/thresholds.ts";
 import { LiveSettings } from "../src/settings/live-settings.ts";
 import {
 	applySettingsEdit,

@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeTempDirs, textOf } from "../harness/pi-harness.ts";
 import type { FoldView } from "../src/lattice/index.ts";
-import { PEEK_MAX_BYTES } from "../src/runtime/actions.ts";
+import { PEEK_MAX_BYTES } from "../src/operations/actions.ts";
 import type { FoldToolDetails } from "../src/tool/result.ts";
 import {
 	ARITHMETIC,

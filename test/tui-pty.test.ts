@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { piEnv, removeTempDirs } from "../harness/pi-harness.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT } from "../harness/workload.ts";
-import { CANCEL_EXPLAINED } from "../src/runtime/hooks.ts";
+import { CANCEL_EXPLAINED } from "../src/host/hooks.ts";
 import { KEY_HELP } from "../src/ui/editor-model.ts";
 import { TUI_MODEL, TUI_PROVIDER, TUI_STAGES } from "./fixtures/tui-session-ext.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";

@@ -9,11 +9,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "../harness/pi-harness.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
+import { RECEIPT_TYPE } from "../src/edits/receipt.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
-import { estimateMessages, estimateRequest } from "../src/runtime/occupancy.ts";
-import { RECEIPT_TYPE } from "../src/runtime/receipt.ts";
+import { estimateMessages, estimateRequest } from "../src/meter/occupancy.ts";
+import {
+	CompositionCache,
+	PART_NAMES,
+	type WindowComposition,
+	windowComposition,
+} from "../src/operations/composition.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { CompositionCache, PART_NAMES, type WindowComposition, windowComposition } from "../src/ui/composition.ts";
 import {
 	BAR_CELLS,
 	FOLD_BAR_KEY,

@@ -2,10 +2,10 @@
 // case-insensitive; /pattern/ for a regular expression); with a UI, pick one to open the fold's
 // verified text at that match. Reads only: nothing is marked, staged or recorded.
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
-import { clip } from "../runtime/text-fit.ts";
+import type { RuntimeHandle } from "../host/hooks.ts";
 import { SEARCH_MAX_LIMIT, type SearchHit } from "../search/search.ts";
 import { searchText } from "../tool/search.ts";
+import { clip } from "../values/text-fit.ts";
 
 export const FOLD_SEARCH_COMMAND = "fold-search";
 /** How much of the fold's text an opened match shows, and how much of it comes before the match. */

@@ -6,8 +6,8 @@
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
-import { THRESHOLD_KEYS, type Thresholds } from "../runtime/thresholds.ts";
+import type { RuntimeHandle } from "../host/hooks.ts";
+import { THRESHOLD_KEYS, type Thresholds } from "../policy/thresholds.ts";
 import type { LiveSettings, ThresholdSource } from "../settings/live-settings.ts";
 import type { SettingsLoad } from "../settings/settings-file.ts";
 import { say } from "./say.ts";

@@ -4,7 +4,7 @@
 // far and anything that went wrong. Each term gets its word of explanation where it first appears;
 // the agent's `pi_fold_context status` keeps every internal counter.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { RuntimeHandle } from "../host/hooks.ts";
 import type { RuntimeStatus } from "../runtime/runtime-types.ts";
 import { formatTokens, percentOf, stagedNote, windowFigure, windowText } from "../ui/window-figure.ts";
 import type { CommandAnswer } from "./fold.ts";

@@ -5,8 +5,8 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import type { FoldId } from "../fold-types.ts";
-import type { FoldActions } from "../runtime/actions.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { RuntimeHandle } from "../host/hooks.ts";
+import type { FoldActions } from "../operations/actions.ts";
 
 export const FOLD_COMMAND = "fold";
 export const FOLD_USAGE =

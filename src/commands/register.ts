@@ -2,7 +2,7 @@
 // /fold-settings registers itself (fold-settings.ts). Every handler answers through say.ts (the UI,
 // or the terminal in print mode), redraws the fold bar after a change, and never throws.
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { RuntimeHandle } from "../host/hooks.ts";
 import type { FoldBar } from "../ui/fold-bar.ts";
 import { openFoldEditor } from "../ui/fold-editor-command.ts";
 import { FOLD_COMMAND, FOLD_TIMING, FOLD_TIMING_IDLE, foldCompletions, runFold } from "./fold.ts";

@@ -4,7 +4,7 @@
 // --window, and prices them with the price card.
 import { InMemoryCredentialStore, InMemoryModelsStore } from "@earendil-works/pi-ai";
 import { ModelRuntime } from "@earendil-works/pi-coding-agent";
-import type { ModelLimits } from "../runtime/budget.ts";
+import type { ModelLimits } from "../meter/budget.ts";
 import { type ModelRef, modelKeyOf } from "./transcript.ts";
 
 export interface CatalogLimits extends ModelLimits {

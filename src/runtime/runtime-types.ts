@@ -2,17 +2,17 @@
 // small helpers the runtime and its collaborators share (a record draft, the append check).
 import type { ProjectedSessionEntry, SessionBoundaryDraft, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldId } from "../fold-types.ts";
+import type { RuntimeSettings } from "../host/options.ts";
 import type { FoldLattice } from "../lattice/index.ts";
+import type { BudgetLimit, PriceTierLimit } from "../meter/budget.ts";
+import type { FenceStatus } from "../meter/fence.ts";
+import type { Occupancy } from "../meter/occupancy.ts";
+import type { RewriteRecorder } from "../meter/recorder.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
+import type { EvidenceStatus } from "../session/evidence.ts";
 import { type JournalOp, RECORD_TYPE } from "../session/journal.ts";
 import type { RecordIndex } from "../session/persist.ts";
 import type { FoldStore } from "../store/index.ts";
-import type { BudgetLimit, PriceTierLimit } from "./budget.ts";
-import type { EvidenceStatus } from "./evidence.ts";
-import type { FenceStatus } from "./fence.ts";
-import type { RewriteRecorder } from "./instrumentation.ts";
-import type { Occupancy } from "./occupancy.ts";
-import type { RuntimeSettings } from "./options.ts";
 
 /** What happened to Pi's compaction requests. */
 export interface CompactionCounters {

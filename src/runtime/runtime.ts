@@ -14,29 +14,30 @@ import type {
 	TurnEndEvent,
 } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
+import { projectionWith } from "../edits/drafts.ts";
+import { FoldBridge } from "../edits/fold-bridge.ts";
+import { unbriefedNotice } from "../edits/notice.ts";
+import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "../edits/overflow-notice.ts";
+import { PairingWatch } from "../edits/pairing.ts";
+import { receiptDraft } from "../edits/receipt.ts";
+import { editedTargets, windowRepair } from "../edits/reconcile.ts";
 import type { FoldId, FoldKind } from "../fold-types.ts";
+import type { RuntimeSettings } from "../host/options.ts";
 import type { FoldLattice } from "../lattice/index.ts";
+import { EntryTokens, windowCosts } from "../meter/arithmetic.ts";
+import { type Budget, budgetText, budgetWhy, type ModelLimits, servingBudget } from "../meter/budget.ts";
+import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "../meter/fence.ts";
+import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf } from "../meter/occupancy.ts";
+import { entriesSince, ProjectionAligner, type RecordOutcome, RewriteRecorder } from "../meter/recorder.ts";
+import { planCommit } from "../policy/commit-plan.ts";
+import { DEFAULT_FRONTIER_SETTINGS, type FrontierCursor, frontierCursor, proposeMarks } from "../policy/frontier.ts";
+import { type PeekFollowUp, peekFollowUps, type StagedEdit, stagedBatch, stagedLattice } from "../policy/staging.ts";
 import { contextEntriesOf } from "../session/context-entries.ts";
+import { EvidenceWriter, evidenceDirFor, toolResultText } from "../session/evidence.ts";
 import { ancestorStores } from "../session/fork.ts";
+import { LeafPrewriter, leavesOf } from "../session/prewrite.ts";
 import { rebuildLattice } from "../session/rebuild.ts";
 import { FoldStore } from "../store/index.ts";
-import { EntryTokens, windowCosts } from "./arithmetic.ts";
-import { type Budget, budgetText, budgetWhy, type ModelLimits, servingBudget } from "./budget.ts";
-import { planCommit } from "./commit.ts";
-import { projectionWith } from "./drafts.ts";
-import { EvidenceWriter, evidenceDirFor, toolResultText } from "./evidence.ts";
-import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from "./fence.ts";
-import { FoldBridge } from "./fold-bridge.ts";
-import { DEFAULT_FRONTIER_SETTINGS, type FrontierCursor, frontierCursor, proposeMarks } from "./frontier.ts";
-import { entriesSince, ProjectionAligner, type RecordOutcome, RewriteRecorder } from "./instrumentation.ts";
-import { unbriefedNotice } from "./notice.ts";
-import { commitNeed, modelKey, type Occupancy, OccupancyMeter, occupancyOf } from "./occupancy.ts";
-import type { RuntimeSettings } from "./options.ts";
-import { lastOverflowReport, OverflowGuard, overflowNoticeDraft } from "./overflow.ts";
-import { PairingWatch } from "./pairing-watch.ts";
-import { LeafPrewriter, leavesOf } from "./prewrite.ts";
-import { receiptDraft } from "./receipt.ts";
-import { editedTargets, windowRepair } from "./reconcile.ts";
 import {
 	type BatchRequest,
 	type CommitLog,
@@ -47,7 +48,6 @@ import {
 	type RuntimeStatus,
 	record,
 } from "./runtime-types.ts";
-import { type PeekFollowUp, peekFollowUps, type StagedEdit, stagedBatch, stagedLattice } from "./staging.ts";
 
 /** Per-request handler timings kept for status (the newest). */
 export const MAX_TIMINGS = 256;

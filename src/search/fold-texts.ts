@@ -8,6 +8,7 @@
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { Open } from "../runtime/runtime-types.ts";
 import {
 	entryText,
 	innermostOwners,
@@ -15,9 +16,8 @@ import {
 	VIEW_SEPARATOR,
 	type ViewPart,
 	viewLayout,
-} from "../runtime/peek-source.ts";
-import type { Open } from "../runtime/runtime-types.ts";
-import { utf8Length } from "../runtime/text-fit.ts";
+} from "../session/fold-source.ts";
+import { utf8Length } from "../values/text-fit.ts";
 
 /** One entry as the text view shows it, and its length in UTF-8 bytes. */
 export interface EntryView {

@@ -10,7 +10,7 @@ import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldView } from "../lattice/index.ts";
 import type { Open } from "../runtime/runtime-types.ts";
-import { codePointLength, headOf, oneLine, tailOf, utf8Length } from "../runtime/text-fit.ts";
+import { codePointLength, headOf, oneLine, tailOf, utf8Length } from "../values/text-fit.ts";
 import type { FoldTexts, ReadProblem } from "./fold-texts.ts";
 import { Matcher } from "./matcher.ts";
 import { literalPattern, MAX_QUERY_CHARS, type Node, PatternError, parseRegex, requiredLiteral } from "./pattern.ts";

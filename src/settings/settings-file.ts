@@ -7,8 +7,8 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { DELETED_OPTIONS } from "../runtime/options.ts";
-import { DEFAULT_THRESHOLDS, THRESHOLD_KEYS, type Thresholds, validateThresholds } from "../runtime/thresholds.ts";
+import { DELETED_OPTIONS } from "../host/options.ts";
+import { DEFAULT_THRESHOLDS, THRESHOLD_KEYS, type Thresholds, validateThresholds } from "../policy/thresholds.ts";
 import { fsCode } from "../store/errors.ts";
 import { replaceTextFile } from "./atomic-text.ts";
 

@@ -5,7 +5,7 @@
 import { type Static, Type } from "typebox";
 import { isFoldId } from "../fold-types.ts";
 import { BRIEF_MAX_CHARS } from "../lattice/index.ts";
-import { PEEK_MAX_BYTES } from "../runtime/actions.ts";
+import { PEEK_MAX_BYTES } from "../operations/actions.ts";
 import { SEARCH_MAX_LIMIT } from "../search/search.ts";
 
 export const FOLD_TOOL_NAME = "pi_fold_context";

@@ -1,8 +1,8 @@
 // action "status": which pi-fold, which Wasm core (with proof it answers), which Pi.
 import { toHex } from "../../bindings/index.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { FoldActions, Overview } from "../runtime/actions.ts";
-import { arithmeticText } from "../runtime/arithmetic.ts";
+import { arithmeticText } from "../meter/arithmetic.ts";
+import type { FoldActions, Overview } from "../operations/actions.ts";
 import type { RuntimeStatus } from "../runtime/runtime.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { answer, continuation, type FoldToolResult } from "./result.ts";

@@ -8,8 +8,8 @@
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { Overview } from "../runtime/actions.ts";
-import type { StagedEdit } from "../runtime/staging.ts";
+import type { Overview } from "../operations/actions.ts";
+import type { StagedEdit } from "../policy/staging.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import { formatTokens, percentOf, stagedNote, tokensOfBudget, type WindowFigure } from "./window-figure.ts";
 

@@ -9,8 +9,8 @@
 // (refresh), only when Pi has a UI. The share is the one every display shows (window-figure.ts).
 // The handlers return nothing and never throw.
 import type { ExtensionAPI, ExtensionContext, Theme, ThemeColor } from "@earendil-works/pi-coding-agent";
-import { multiplierText } from "../runtime/budget.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { RuntimeHandle } from "../host/hooks.ts";
+import { multiplierText } from "../meter/budget.ts";
 import {
 	type BudgetFacts,
 	CompositionCache,
@@ -18,7 +18,7 @@ import {
 	type PartName,
 	type WindowComposition,
 	windowComposition,
-} from "./composition.ts";
+} from "../operations/composition.ts";
 import { formatTokens, percentOf, stagedNoteShort, type WindowFigure, windowFigure } from "./window-figure.ts";
 
 /** The widget key (one bar per extension instance). */

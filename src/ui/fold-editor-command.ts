@@ -4,7 +4,7 @@
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { say } from "../commands/say.ts";
 import { isFoldId } from "../fold-types.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { RuntimeHandle } from "../host/hooks.ts";
 import type { EditorRow } from "./editor-model.ts";
 import { FoldEditor } from "./fold-editor.ts";
 

@@ -19,11 +19,11 @@ import {
 	truncateToWidth,
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import type { FoldActions } from "../runtime/actions.ts";
-import { EntryTokens, windowCosts } from "../runtime/arithmetic.ts";
-import { modelKey } from "../runtime/occupancy.ts";
-import { entryText, sliceUtf8 } from "../runtime/peek-source.ts";
+import { EntryTokens, windowCosts } from "../meter/arithmetic.ts";
+import { modelKey } from "../meter/occupancy.ts";
+import type { FoldActions } from "../operations/actions.ts";
 import type { FoldRuntime } from "../runtime/runtime.ts";
+import { entryText, sliceUtf8 } from "../session/fold-source.ts";
 import {
 	type EditorKey,
 	type EditorRow,

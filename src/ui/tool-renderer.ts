@@ -21,8 +21,8 @@
 import type { ExtensionAPI, ExtensionContext, Theme, ToolRenderers } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, truncateToWidth } from "@earendil-works/pi-tui";
 import type { FoldId } from "../fold-types.ts";
+import type { RuntimeHandle } from "../host/hooks.ts";
 import type { FoldLattice, LatticeEntry } from "../lattice/index.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
 
 type RenderContext = Parameters<NonNullable<ToolRenderers["renderCall"]>>[2];
 

@@ -13,7 +13,7 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../../harness/pi-harness.ts";
-import { editedTargets, windowRepair } from "../../src/runtime/reconcile.ts";
+import { editedTargets, windowRepair } from "../../src/edits/reconcile.ts";
 import { RECORD_TYPE } from "../../src/session/journal.ts";
 import { rebuildLattice } from "../../src/session/rebuild.ts";
 import { pairingProblems } from "../helpers/requests.ts";

@@ -17,10 +17,10 @@ import { WORKLOAD_PROMPT, WORKLOAD_ROOT, type WorkloadOptions, workloadPlan } fr
 import type { FoldId } from "../../src/fold-types.ts";
 import { type PiFold, registerPiFold } from "../../src/index.ts";
 import type { FoldView, LatticeSnapshot } from "../../src/lattice/index.ts";
-import type { FoldActions } from "../../src/runtime/actions.ts";
+import type { FoldActions } from "../../src/operations/actions.ts";
+import type { StagedEdit } from "../../src/policy/staging.ts";
+import type { Thresholds } from "../../src/policy/thresholds.ts";
 import type { FoldRuntime, RuntimeStatus } from "../../src/runtime/runtime.ts";
-import type { StagedEdit } from "../../src/runtime/staging.ts";
-import type { Thresholds } from "../../src/runtime/thresholds.ts";
 import { RECORD_TYPE } from "../../src/session/journal.ts";
 import { rebuildLattice } from "../../src/session/rebuild.ts";
 import { FOLD_TOOL_NAME } from "../../src/tool/schema.ts";

@@ -4,7 +4,7 @@
 // batches, no reuse between passes: slow, and easy to check by reading.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldView, MarkRequest } from "../../src/lattice/index.ts";
-import type { FrontierSettings } from "../../src/runtime/frontier.ts";
+import type { FrontierSettings } from "../../src/policy/frontier.ts";
 import type { ContextEntries } from "../../src/session/context-entries.ts";
 
 type Unit =

@@ -5,7 +5,7 @@ import type { Api, Message, Model, TranscriptContext } from "@earendil-works/pi-
 import { stream as anthropicStream } from "@earendil-works/pi-ai/api/anthropic-messages";
 import { stream as openaiChatStream } from "@earendil-works/pi-ai/api/openai-completions";
 import { stream as openaiResponsesStream } from "@earendil-works/pi-ai/api/openai-responses";
-import { canonicalJson } from "../../src/runtime/canonical-json.ts";
+import { canonicalJson } from "../../src/values/canonical-json.ts";
 
 /** JSON with object keys sorted at every depth: equal values give equal text whatever the key order. */
 export const canonical = canonicalJson;

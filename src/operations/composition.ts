@@ -6,11 +6,11 @@
 // it added, in one batch.
 import { sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
+import { briefContent, editableRole } from "../edits/drafts.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { Budget } from "../runtime/budget.ts";
-import { briefContent, editableRole } from "../runtime/drafts.ts";
-import { estimateMessages, type ModelLimits, modelKey, type Occupancy } from "../runtime/occupancy.ts";
+import type { Budget } from "../meter/budget.ts";
+import { estimateMessages, type ModelLimits, modelKey, type Occupancy } from "../meter/occupancy.ts";
 import type { FoldRuntime } from "../runtime/runtime.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 

@@ -5,8 +5,8 @@
 // so a fold is still durable before the window shows it.
 import type { FoldId, HexHash } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
-import type { ContextEntries } from "../session/context-entries.ts";
 import type { FoldStore } from "../store/index.ts";
+import type { ContextEntries } from "./context-entries.ts";
 
 /** A leaf to write: its content hash (the store's name for it) and its canonical text. */
 export interface Leaf {

@@ -4,7 +4,7 @@
 // follows together with one `{ continue: true }`, so the retried request is the folded window.
 // This module holds the pure parts: reading the error, the notice, and the one-shot guard.
 import type { CustomMessageEntryDraft, SessionBoundaryDraft, SessionEntry } from "@earendil-works/pi-coding-agent";
-import { clip, utf8Length } from "./text-fit.ts";
+import { clip, utf8Length } from "../values/text-fit.ts";
 
 export const OVERFLOW_NOTICE_TYPE = "pi-fold-overflow";
 /** The notice's cap in UTF-8 bytes. */

@@ -7,9 +7,9 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
-import type { ContextEntries } from "../session/context-entries.ts";
-import type { RecordIndex } from "../session/persist.ts";
 import type { FoldStore } from "../store/index.ts";
+import type { ContextEntries } from "./context-entries.ts";
+import type { RecordIndex } from "./persist.ts";
 
 export interface SourceLeaf {
 	entryId: string;

@@ -1,9 +1,10 @@
 // The unbriefed-marks notice (SPEC section 3): when 3 or more staged marks wait without the
 // agent's brief, one bounded message names them and says how to brief them. The runtime appends
 // it once per frozen projection; this module only writes the text (pure, deterministic).
+
+import { FOLD_TOOL } from "../briefs/briefs.ts";
 import type { BriefProvenance, FoldId, FoldKind, FoldState } from "../fold-types.ts";
-import { FOLD_TOOL } from "./briefs.ts";
-import { count, utf8Length } from "./text-fit.ts";
+import { count, utf8Length } from "../values/text-fit.ts";
 
 /** The notice's cap in UTF-8 bytes. */
 export const NOTICE_MAX_BYTES = 1200;

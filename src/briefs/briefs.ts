@@ -7,9 +7,9 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldId, FoldKind } from "../fold-types.ts";
 import type { FoldChild, FoldLattice, FoldLeaf, FoldView } from "../lattice/index.ts";
 import { BRIEF_MAX_CHARS, wellFormedText } from "../lattice/index.ts";
+import { clip, clipMiddle, codePointLength, count, fairShares, headOf, headTail, oneLine } from "../values/text-fit.ts";
 import { principalArgs } from "./call-args.ts";
 import { type IndexChild, indexLines, toolGroupsText } from "./index-lines.ts";
-import { clip, clipMiddle, codePointLength, count, fairShares, headOf, headTail, oneLine } from "./text-fit.ts";
 
 export { BRIEF_MAX_CHARS };
 

@@ -6,9 +6,9 @@
 // Lines share the brief's budget fairly (max-min), so every child gets a useful line; the same
 // children give the same bytes.
 import type { FoldId, FoldKind } from "../fold-types.ts";
+import { clip, codePointLength, count, fairShares, headOf, oneLine } from "../values/text-fit.ts";
 import { principalArgs, principalText } from "./call-args.ts";
 import { factor } from "./factor.ts";
-import { clip, codePointLength, count, fairShares, headOf, oneLine } from "./text-fit.ts";
 
 /** A call as the index reads it (the brief writer's reading of a span satisfies this). */
 export interface IndexCall {

@@ -4,9 +4,9 @@
 // its own, and it tells the agent which fold ids it can read back. `display: true` so a person
 // sees the commit in the transcript as well.
 import type { CustomMessageEntryDraft } from "@earendil-works/pi-coding-agent";
+import { FOLD_TOOL } from "../briefs/briefs.ts";
 import type { FoldId } from "../fold-types.ts";
-import { FOLD_TOOL } from "./briefs.ts";
-import { utf8Length } from "./text-fit.ts";
+import { utf8Length } from "../values/text-fit.ts";
 
 export const RECEIPT_TYPE = "pi-fold-receipt";
 /** The receipt's cap in UTF-8 bytes. */

@@ -5,15 +5,15 @@
 // refused commit folds nothing new.
 import type { ContextEditEntryDraft, ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { MARK_ELIGIBLE, MARK_PINNED, type PiFoldCore } from "../../bindings/index.ts";
+import { briefForFold } from "../briefs/briefs.ts";
+import { commitDrafts, validateDrafts } from "../edits/drafts.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
+import { estimateMessages } from "../meter/occupancy.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { CommittedFold, JournalOp } from "../session/journal.ts";
 import { type PrewrittenLeaves, persistEach, type RecordIndex } from "../session/persist.ts";
 import type { FoldStore } from "../store/index.ts";
-import { briefForFold } from "./briefs.ts";
-import { commitDrafts, validateDrafts } from "./drafts.ts";
-import { estimateMessages } from "./occupancy.ts";
 import type { Thresholds } from "./thresholds.ts";
 
 /** Consolidation takes only touching roots: a raw entry between two folds stays visible. */

@@ -5,12 +5,11 @@
 // as session records; operations that change the window (expand, refold, /fold) are staged and
 // committed at the next boundary, in one batch with their records.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { indexChild } from "../briefs/briefs.ts";
+import { childSummary } from "../briefs/index-lines.ts";
 import { type FoldId, isFoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import { BRIEF_MAX_CHARS, wellFormedText } from "../lattice/index.ts";
-import { FoldTexts } from "../search/fold-texts.ts";
-import { checkQuery, type SearchAnswer, type SearchRequest, searchFolds } from "../search/search.ts";
-import type { JournalOp } from "../session/journal.ts";
 import {
 	type Arithmetic,
 	arithmeticOf,
@@ -18,14 +17,15 @@ import {
 	type MarkEstimate,
 	markEstimates,
 	windowCosts,
-} from "./arithmetic.ts";
-import { indexChild } from "./briefs.ts";
-import { budgetText, budgetWhy } from "./budget.ts";
-import { childSummary } from "./index-lines.ts";
-import { modelKey } from "./occupancy.ts";
+} from "../meter/arithmetic.ts";
+import { budgetText, budgetWhy } from "../meter/budget.ts";
+import { modelKey } from "../meter/occupancy.ts";
+import type { FoldRuntime, Open } from "../runtime/runtime.ts";
+import { FoldTexts } from "../search/fold-texts.ts";
+import { checkQuery, type SearchAnswer, type SearchRequest, searchFolds } from "../search/search.ts";
+import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceView } from "../session/fold-source.ts";
+import type { JournalOp } from "../session/journal.ts";
 import { type ContentsLine, peekContents } from "./peek-contents.ts";
-import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceView } from "./peek-source.ts";
-import type { FoldRuntime, Open } from "./runtime.ts";
 
 /** Peek's default slice (a few thousand tokens) and largest slice, in UTF-8 bytes of the text view. */
 export const PEEK_DEFAULT_BYTES = 8_000;

@@ -11,8 +11,8 @@ import {
 	sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
-import { canonicalJson } from "./canonical-json.ts";
-import { NOT_PLAIN, plainCopy, samePlainValue } from "./plain-value.ts";
+import { canonicalJson } from "../values/canonical-json.ts";
+import { NOT_PLAIN, plainCopy, samePlainValue } from "../values/plain-value.ts";
 
 /** The runtime's own, deliberate rewrites of the window. */
 export const REWRITE_REASONS = ["commit", "expand", "fold", "overflow", "repair"] as const;

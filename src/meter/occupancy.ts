@@ -13,9 +13,9 @@
 // the amount to free and the amount freed are in one unit. Calibration (class Calibration) anchors
 // the estimate to the last usage the provider reported.
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { canonicalJson } from "./canonical-json.ts";
-import { NOT_PLAIN, plainCopy, samePlainValue } from "./plain-value.ts";
-import type { Thresholds } from "./thresholds.ts";
+import type { Thresholds } from "../policy/thresholds.ts";
+import { canonicalJson } from "../values/canonical-json.ts";
+import { NOT_PLAIN, plainCopy, samePlainValue } from "../values/plain-value.ts";
 
 export {
 	type Budget,

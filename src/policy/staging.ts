@@ -4,11 +4,11 @@
 // peek asked for its own result (marked for the next commit, or pinned), done once the model has
 // seen that result.
 import type { ContextEditEntryDraft, ProjectedSessionEntry } from "@earendil-works/pi-coding-agent";
+import { expandDrafts, refoldDrafts, validateDrafts } from "../edits/drafts.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { JournalOp } from "../session/journal.ts";
-import { expandDrafts, refoldDrafts, validateDrafts } from "./drafts.ts";
 
 export type StagedEdit = { op: "expand" | "refold"; id: FoldId };
 

@@ -3,11 +3,11 @@
 import { performance } from "node:perf_hooks";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CoreState } from "../core.ts";
+import { FENCE_STATUS_KEY, fenceMessage } from "../meter/fence.ts";
+import { FoldActions } from "../operations/actions.ts";
+import { FoldRuntime } from "../runtime/runtime.ts";
 import { RECORD_TYPE } from "../session/journal.ts";
-import { FoldActions } from "./actions.ts";
-import { FENCE_STATUS_KEY, fenceMessage } from "./fence.ts";
 import type { RuntimeSettings } from "./options.ts";
-import { FoldRuntime } from "./runtime.ts";
 
 /** The runtime of the extension instance, created once the core has loaded. */
 export interface RuntimeHandle {

@@ -1,7 +1,7 @@
 // Which arguments of a tool call say what the call was about: a path, a command, a pattern, an
 // id or a number, before anything else. Index lines show these first, and the index's coverage is
 // measured against the first of them, so both read the same definition.
-import { headOf, oneLine } from "./text-fit.ts";
+import { headOf, oneLine } from "../values/text-fit.ts";
 
 export interface PrincipalArg {
 	key: string;

@@ -6,7 +6,7 @@ import * as piHost from "@earendil-works/pi-coding-agent";
 export function packageVersion(): string {
 	try {
 		// Read at run time (not imported): jiti and vitest both resolve this relative to the .ts file.
-		const pkg: unknown = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+		const pkg: unknown = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
 		const version = (pkg as { version?: unknown }).version;
 		return typeof version === "string" ? version : "unknown";
 	} catch {

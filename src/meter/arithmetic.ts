@@ -4,12 +4,12 @@
 // scaled by the calibration ratio, so they are in the unit occupancy is measured in.
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
+import { briefForFold } from "../briefs/briefs.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { Thresholds } from "../policy/thresholds.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
-import { briefForFold } from "./briefs.ts";
 import { estimateMessages } from "./occupancy.ts";
-import type { Thresholds } from "./thresholds.ts";
 
 /** Estimated (uncalibrated) tokens of each raw entry's message, cached: entries never change. */
 export class EntryTokens {

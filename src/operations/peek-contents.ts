@@ -2,10 +2,11 @@
 // view, so the next call can go straight to the right place. A consolidation lists its children
 // (each with its index line from the consolidation's brief); any other fold lists its entries
 // (role, tool, principal argument, the first words of a note) and the nested folds it holds.
+
+import { principalArgs, principalText } from "../briefs/call-args.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import { principalArgs, principalText } from "./call-args.ts";
-import type { SourceView } from "./peek-source.ts";
-import { clip, count } from "./text-fit.ts";
+import type { SourceView } from "../session/fold-source.ts";
+import { clip, count } from "../values/text-fit.ts";
 
 /** Lines of contents at most (the rest is counted). */
 export const CONTENTS_MAX_LINES = 48;

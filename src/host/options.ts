@@ -1,6 +1,6 @@
 // registerPiFold's options (SPEC 8), checked whole: an unknown or deleted option is refused by
 // name, thresholds are validated as one policy, nothing is clamped.
-import { type Thresholds, validateThresholds } from "./thresholds.ts";
+import { type Thresholds, validateThresholds } from "../policy/thresholds.ts";
 
 export interface PiFoldOptions {
 	thresholds?: Partial<Thresholds>;

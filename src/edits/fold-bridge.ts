@@ -5,8 +5,8 @@
 // the request after extends the bridged one byte for byte and Pi's accounting sees the fold.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntryDraft, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { samePlainValue } from "../values/plain-value.ts";
 import { applyDrafts } from "./drafts.ts";
-import { samePlainValue } from "./plain-value.ts";
 
 type SessionView = Pick<ExtensionContext["sessionManager"], "buildSessionProjection">;
 

@@ -6,9 +6,9 @@ import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-work
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import { estimateMessages } from "../meter/occupancy.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import { FOLD_TOOL_NAME } from "../tool/schema.ts";
-import { estimateMessages } from "./occupancy.ts";
 
 export const PROJECTION_GENERATOR_VERSION = "memory-slate-generators-v2";
 

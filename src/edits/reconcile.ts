@@ -12,8 +12,8 @@ import type {
 	SessionEntry,
 } from "@earendil-works/pi-coding-agent";
 import type { FoldLattice } from "../lattice/index.ts";
+import { samePlainValue } from "../values/plain-value.ts";
 import { briefContent, editableRole, originalContent } from "./drafts.ts";
-import { samePlainValue } from "./plain-value.ts";
 
 export interface WindowRepair {
 	/** One edit per entry Pi shows differently from the lattice, in context order. */
