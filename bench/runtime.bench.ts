@@ -11,6 +11,8 @@ import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { FoldLattice } from "../src/lattice/index.ts";
+import { Meter } from "../src/meter/meter.ts";
+import { RewriteRecorder } from "../src/meter/recorder.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { machineNotes } from "./lib/harness.ts";
 
@@ -101,11 +103,11 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 		const commitTurns: { turn: number; ms: number }[] = [];
 		if (rt) {
 			// Where the time goes, per call (diagnostic; the reported figures are the runtime's own).
-			timeMethod(rt.recorder, "record", phases, "recorder.record");
+			restore.push(timeMethod(RewriteRecorder.prototype, "record", phases, "recorder.record"));
 			timeMethod(rt, "recordRequest", phases, "context (record + align)");
-			timeMethod(rt.meter, "observeRequest", phases, "context_with_system (estimate)");
+			restore.push(timeMethod(Meter.prototype, "observeRequest", phases, "context_with_system (estimate)"));
 			timeMethod(rt, "sync", phases, "turn_end: sync");
-			timeMethod(rt.meter, "occupancy", phases, "turn_end: occupancy");
+			restore.push(timeMethod(Meter.prototype, "occupancy", phases, "turn_end: occupancy"));
 			// The lattice's own work in turn_end (every lattice object; commits' calls included).
 			restore.push(timeMethod(FoldLattice.prototype, "extend", phases, "lattice.extend (sync)"));
 			restore.push(timeMethod(FoldLattice.prototype, "markMany", phases, "lattice.markMany (frontier)"));

@@ -29,7 +29,7 @@ export interface Sha256Api {
 	/** Digests of every span, packed: digest i is bytes [32i, 32i+32). */
 	hashSpans(spans: readonly Span[]): Uint8Array;
 	hashSpansInto(spans: readonly Span[], out: Uint8Array, offset?: number): void;
-	/** SHA-256 over the ordered child digests (SPEC "The fold store"). */
+	/** SHA-256 over the ordered child digests: a fold's identity. */
 	foldIdentity(children: Uint8Array | readonly Uint8Array[]): Uint8Array;
 	foldIdentityInto(children: Uint8Array | readonly Uint8Array[], out: Uint8Array, offset?: number): void;
 }

@@ -4,9 +4,10 @@ import type { SessionManager } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../bindings/index.ts";
 import { FoldLattice } from "../src/lattice/index.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
-import { type JournalOp, RECORD_TYPE } from "../src/session/journal.ts";
+import type { JournalOp } from "../src/session/journal.ts";
 import { persistFolds, type RecordIndex } from "../src/session/persist.ts";
 import { FoldStore } from "../src/store/index.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
 
 /** [first, last] positions of every complete tool batch: an assistant's calls and then all their results. */
 export function toolBatches(

@@ -7,15 +7,11 @@ import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts"
 import { toolBatches } from "../harness/fold-fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
-import {
-	briefForFold,
-	deterministicBrief,
-	BRIEF_MAX_CHARS as EXPORTED_MAX,
-	readBackSuffix,
-} from "../src/briefs/briefs.ts";
+import { briefForFold, deterministicBrief, readBackSuffix } from "../src/briefs/briefs.ts";
 import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/edits/notice.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
+import { BRIEF_MAX_CHARS as EXPORTED_MAX } from "../src/vocabulary.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -11,8 +11,8 @@ import { FOLD_TIMING_IDLE, foldArgs, foldCompletions } from "../src/commands/fol
 import type { FoldId } from "../src/fold-types.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { RECORD_TYPE } from "../src/session/journal.ts";
 import { tokensOfBudget } from "../src/ui/window-figure.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { FIXTURE_MODEL, FIXTURE_PROVIDER } from "./fixtures/faux-status-ext.ts";
 import { childEnv, REPO_ROOT, runPi } from "./helpers/pi-cli.ts";
 import { type RecordedNote, recordingUi } from "./helpers/recording-ui.ts";

@@ -8,17 +8,15 @@ import { type ExtensionAPI, type SessionEntry, SessionManager } from "@earendil-
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { type Alignment, alignWithProjection, ProjectionAligner } from "../src/meter/alignment.ts";
 import {
-	type Alignment,
-	alignWithProjection,
 	digestIncrementally,
 	digestMessages,
-	entriesSince,
 	firstChangedIndex,
-	ProjectionAligner,
 	type RecordOutcome,
 	RewriteRecorder,
 } from "../src/meter/recorder.ts";
+import { entriesSince } from "../src/session/entries-since.ts";
 import { canonicalJson } from "../src/values/canonical-json.ts";
 
 const core = nodeCore();

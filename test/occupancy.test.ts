@@ -5,21 +5,16 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { Calibration, MAX_CALIBRATION_RATIO, promptTokensOf } from "../src/meter/calibration.ts";
 import {
 	billedParts,
-	Calibration,
-	commitNeed,
 	estimateRequest,
 	estimateRequestDetail,
 	IMAGE_TOKENS,
-	MAX_CALIBRATION_RATIO,
-	modelKey,
-	OccupancyMeter,
-	occupancyOf,
-	promptTokensOf,
 	type RequestEstimate,
 	RequestMemo,
-} from "../src/meter/occupancy.ts";
+} from "../src/meter/estimate.ts";
+import { commitNeed, modelKey, OccupancyMeter, occupancyOf } from "../src/meter/occupancy.ts";
 import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/policy/thresholds.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCoreFile } from "../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
-import { STATUS_PROBE } from "../src/tool/status.ts";
+import { STATUS_PROBE } from "../src/operations/core-report.ts";
 import { FIXTURE_MODEL, FIXTURE_PROVIDER } from "./fixtures/faux-status-ext.ts";
 import { childEnv, REPO_ROOT, type RunResult, run, runPi } from "./helpers/pi-cli.ts";
 

@@ -7,7 +7,7 @@ import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, type ProjectionCandidate, registerPiFold } from "../src/index.ts";
-import { estimateMessages } from "../src/meter/occupancy.ts";
+import { estimateMessages } from "../src/meter/estimate.ts";
 import {
 	generatorOf,
 	PROJECTION_GENERATOR_VERSION,

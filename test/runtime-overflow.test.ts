@@ -7,10 +7,10 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
-import { OVERFLOW_NOTICE_MAX_BYTES, OVERFLOW_NOTICE_TYPE, parseOverflowMessage } from "../src/edits/overflow-notice.ts";
-import { RECEIPT_TYPE } from "../src/edits/receipt.ts";
+import { OVERFLOW_NOTICE_MAX_BYTES, parseOverflowMessage } from "../src/edits/overflow-notice.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
+import { OVERFLOW_NOTICE_TYPE, RECEIPT_TYPE } from "../src/vocabulary.ts";
 import { isAppendOf, pairingProblems, providerProblems } from "./helpers/requests.ts";
 
 const STAGES = 10;

@@ -8,16 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
-import { RECEIPT_MAX_BYTES, RECEIPT_TYPE } from "../src/edits/receipt.ts";
+import { RECEIPT_MAX_BYTES } from "../src/edits/receipt.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { FoldLattice, type LatticeEntry } from "../src/lattice/index.ts";
 import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { canonicalText } from "../src/session/context-entries.ts";
-import { RECORD_TYPE } from "../src/session/journal.ts";
 import { rebuildLattice } from "../src/session/rebuild.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { runtimeLines } from "../src/tool/status.ts";
+import { RECEIPT_TYPE, RECORD_TYPE } from "../src/vocabulary.ts";
 import { canonical, isAppendOf, pairingProblems, providerProblems, sharedPrefix } from "./helpers/requests.ts";
 
 const core = nodeCore();

@@ -21,7 +21,7 @@ import { makeSession, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { parseSettingsArgs, settingsCompletions } from "../src/commands/fold-settings.ts";
 import { DELETED_OPTIONS, parseOptions, type RuntimeSettings } from "../src/host/options.ts";
 import piFold, { type PiFold, registerPiFold } from "../src/index.ts";
-import { DEFAULT_THRESHOLDS, THRESHOLD_KEYS, type Thresholds } from "../src/policy/thresholds.ts";
+import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import { LiveSettings } from "../src/settings/live-settings.ts";
 import {
 	applySettingsEdit,
@@ -31,6 +31,7 @@ import {
 	settingsText,
 	type UserSettings,
 } from "../src/settings/settings-file.ts";
+import { THRESHOLD_KEYS, type Thresholds } from "../src/vocabulary.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 
 afterAll(removeTempDirs);

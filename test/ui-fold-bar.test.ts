@@ -9,9 +9,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "../harness/pi-harness.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
-import { RECEIPT_TYPE } from "../src/edits/receipt.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
-import { estimateMessages, estimateRequest } from "../src/meter/occupancy.ts";
+import { estimateMessages, estimateRequest } from "../src/meter/estimate.ts";
 import {
 	CompositionCache,
 	PART_NAMES,
@@ -27,6 +26,7 @@ import {
 	MAX_LINE_WIDTH,
 	unavailableLines,
 } from "../src/ui/fold-bar.ts";
+import { RECEIPT_TYPE } from "../src/vocabulary.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";
 import { type RecordedWidget, recordingUi } from "./helpers/recording-ui.ts";
 import { UI_HOST_BUDGET, UI_HOST_MODEL, UI_HOST_PROVIDER } from "./hosts/fold-ui-host.ts";

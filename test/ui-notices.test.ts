@@ -6,12 +6,12 @@ import { stripTerminalSequences } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import { unbriefedNotice } from "../src/edits/notice.ts";
-import { OVERFLOW_NOTICE_TYPE, overflowNoticeDraft } from "../src/edits/overflow-notice.ts";
-import { RECEIPT_TYPE, receiptDraft } from "../src/edits/receipt.ts";
+import { overflowNoticeDraft } from "../src/edits/overflow-notice.ts";
+import { receiptDraft } from "../src/edits/receipt.ts";
 import { registerPiFold } from "../src/index.ts";
-import { UNBRIEFED_NOTICE_TYPE } from "../src/runtime/runtime.ts";
 import { noticeLine } from "../src/ui/notice-renderers.ts";
 import { formatTokens, percentOf } from "../src/ui/window-figure.ts";
+import { OVERFLOW_NOTICE_TYPE, RECEIPT_TYPE, UNBRIEFED_NOTICE_TYPE } from "../src/vocabulary.ts";
 
 afterAll(removeTempDirs);
 

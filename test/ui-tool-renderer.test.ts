@@ -20,8 +20,8 @@ import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from ".
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { RECORD_TYPE } from "../src/session/journal.ts";
 import { callSummary, FoldedCalls, foldedRowText, RowRegistry, visibleFoldOf } from "../src/ui/tool-renderer.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";
 import { UI_HOST_MODEL, UI_HOST_PROVIDER } from "./hosts/fold-ui-host.ts";
 

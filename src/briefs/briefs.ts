@@ -1,23 +1,20 @@
-// Deterministic briefs (SPEC section 4): written from the span itself, no model call, at most
-// BRIEF_MAX_CHARS code points, always naming the fold id and how to read it back. The same fold
-// and entries give the same text, byte for byte: a brief enters the window and the prompt cache.
+// Deterministic briefs: written from the span itself, no model call, at most BRIEF_MAX_CHARS
+// code points, always naming the fold id and how to read it back. The same fold and entries give
+// the same text, byte for byte: a brief enters the window and the prompt cache.
 //
 // Budgets are shared fairly (max-min): a 2 MB result or a long note cannot starve the rest.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldId, FoldKind } from "../fold-types.ts";
 import type { FoldChild, FoldLattice, FoldLeaf, FoldView } from "../lattice/index.ts";
-import { BRIEF_MAX_CHARS, wellFormedText } from "../lattice/index.ts";
+import { wellFormedText } from "../lattice/index.ts";
 import { clip, clipMiddle, codePointLength, count, fairShares, headOf, headTail, oneLine } from "../values/text-fit.ts";
-import { principalArgs } from "./call-args.ts";
+import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
 import { type IndexChild, indexLines, toolGroupsText } from "./index-lines.ts";
-
-export { BRIEF_MAX_CHARS };
-
-export const FOLD_TOOL = "pi_fold_context";
+import { type CallInfo, indexChild, readSpan } from "./span.ts";
 
 /** The fixed last line of every brief: how to read the fold back. */
 export function readBackSuffix(id: FoldId): string {
-	return `\nRead back: ${FOLD_TOOL} {"action":"peek","id":"${id}"}`;
+	return `\nRead back: ${FOLD_TOOL_NAME} {"action":"peek","id":"${id}"}`;
 }
 
 /** What a brief is written from: the fold's shape and every entry it covers, in order. */
@@ -35,129 +32,6 @@ export interface BriefOptions {
 	childFold?: (id: FoldId) => Pick<FoldView, "kind" | "brief" | "provenance" | "children"> | undefined;
 	/** Every entry a child fold covers: its index line summarises them. */
 	childLeaves?: (id: FoldId) => readonly FoldLeaf[] | undefined;
-}
-
-// ---- reading Pi entries defensively (old sessions, custom messages: never throw) ----
-
-interface CallInfo {
-	id: string;
-	name: string;
-	/** Arguments as `key=value, …` (short); `json` is the exact JSON. */
-	args: string;
-	json: string;
-	/** The arguments as given. */
-	input: unknown;
-	result?: { text: string; chars: number; isError: boolean; images: number };
-}
-
-type Loose = Record<string, unknown>;
-
-function asRecord(v: unknown): Loose | undefined {
-	return typeof v === "object" && v !== null ? (v as Loose) : undefined;
-}
-
-/** Text of a content field (string or blocks); images counted, not shown. */
-function contentText(content: unknown): { text: string; images: number } {
-	if (typeof content === "string") return { text: content, images: 0 };
-	if (!Array.isArray(content)) return { text: "", images: 0 };
-	const parts: string[] = [];
-	let images = 0;
-	for (const b of content) {
-		const block = asRecord(b);
-		if (block?.type === "text" && typeof block.text === "string") parts.push(block.text);
-		else if (block?.type === "image") images++;
-	}
-	return { text: parts.join("\n"), images };
-}
-
-function messageOf(entry: SessionEntry | undefined): Loose | undefined {
-	if (!entry) return undefined;
-	if (entry.type === "message") return asRecord(entry.message);
-	if (entry.type === "custom_message") return { role: "custom", content: entry.content };
-	return undefined;
-}
-
-function jsonText(value: unknown): string {
-	try {
-		return JSON.stringify(value ?? {}) ?? "{}";
-	} catch {
-		return "{…}";
-	}
-}
-
-/**
- * `path=src/a.ts, limit=80`: an object's top-level fields without JSON's quoting (briefs are prose),
- * the principal ones (path, command, pattern, ids, numbers) first.
- */
-function argsText(args: unknown): string {
-	const record = asRecord(args);
-	if (!record || Array.isArray(record)) return jsonText(args);
-	const order = principalArgs(record).map((p) => p.key);
-	const rest = Object.keys(record).filter((k) => !order.includes(k));
-	return [...order, ...rest]
-		.map((k) => [k, record[k]] as const)
-		.map(([k, v]) => `${k}=${typeof v === "string" ? v : jsonText(v)}`)
-		.join(", ");
-}
-
-/** Tool calls (with their results), assistant notes and the first user text of a span. */
-export interface SpanContent {
-	calls: CallInfo[];
-	notes: string[];
-	opening?: string;
-	roles: Map<string, { n: number; chars: number }>;
-	missing: number;
-}
-
-export function readSpan(leaves: readonly FoldLeaf[], entriesById: ReadonlyMap<string, SessionEntry>): SpanContent {
-	const out: SpanContent = { calls: [], notes: [], roles: new Map(), missing: 0 };
-	const byCall = new Map<string, CallInfo>();
-	for (const leaf of leaves) {
-		const m = messageOf(entriesById.get(leaf.entryId));
-		if (!m) {
-			out.missing++;
-			continue;
-		}
-		const role = typeof m.role === "string" ? m.role : "other";
-		const { text, images } = contentText(m.content);
-		const r = out.roles.get(role) ?? { n: 0, chars: 0 };
-		r.n++;
-		r.chars += codePointLength(text);
-		out.roles.set(role, r);
-		if (role === "user" && out.opening === undefined) out.opening = text;
-		if (role === "assistant" && Array.isArray(m.content)) {
-			for (const b of m.content) {
-				const block = asRecord(b);
-				if (block?.type === "text" && typeof block.text === "string" && block.text.trim() !== "") {
-					out.notes.push(block.text);
-				} else if (block?.type === "toolCall") {
-					const call: CallInfo = {
-						id: String(block.id ?? ""),
-						name: typeof block.name === "string" ? block.name : "?",
-						args: argsText(block.arguments),
-						json: jsonText(block.arguments),
-						input: block.arguments,
-					};
-					out.calls.push(call);
-					byCall.set(call.id, call);
-				}
-			}
-		}
-		if (role === "toolResult") {
-			const id = String(m.toolCallId ?? "");
-			const result = { text, chars: codePointLength(text), isError: m.isError === true, images };
-			const call = byCall.get(id);
-			if (call) call.result = result;
-			else {
-				// A result whose call is outside the leaves (never in a valid fold): still described.
-				const name = typeof m.toolName === "string" ? m.toolName : "?";
-				const orphan: CallInfo = { id, name, args: "", json: "", input: undefined, result };
-				out.calls.push(orphan);
-				byCall.set(id, orphan);
-			}
-		}
-	}
-	return out;
 }
 
 // ---- pieces ----
@@ -340,27 +214,9 @@ export function consolidationIndex(
 	return items;
 }
 
-/** What an index line says about one fold: its shape and everything its entries hold. */
-export function indexChild(
-	id: FoldId,
-	fold: Pick<FoldView, "kind" | "brief" | "provenance" | "children"> | undefined,
-	leaves: readonly FoldLeaf[],
-	entriesById: ReadonlyMap<string, SessionEntry>,
-): IndexChild {
-	const supplied = fold?.provenance === "supplied" ? fold.brief.split("\n", 1)[0] : undefined;
-	return {
-		id,
-		kind: fold?.kind ?? "tool-batch",
-		entries: leaves.length,
-		folds: fold?.children.filter((k) => k.type === "fold").length ?? 0,
-		span: readSpan(leaves, entriesById),
-		...(supplied ? { supplied } : {}),
-	};
-}
-
 const peek: Writer = (fold, entriesById, budget) => {
 	const span = readSpan(fold.leaves, entriesById);
-	const peeks = span.calls.filter((c) => c.name === FOLD_TOOL);
+	const peeks = span.calls.filter((c) => c.name === FOLD_TOOL_NAME);
 	const shown = peeks.length > 0 ? peeks : span.calls;
 	const chars = shown.reduce((n, c) => n + (c.result?.chars ?? 0), 0);
 	const header = clip(
@@ -411,7 +267,7 @@ export function deterministicBrief(
 		const writer = WRITERS[fold.kind] ?? chapter;
 		return assemble(writer(fold, entriesById, budget, opts), fold.id, limit);
 	} catch (err) {
-		const why = err instanceof Error ? err.message : String(err);
+		const why = errorMessage(err);
 		return assemble(
 			[`[pi-fold ${fold.id}] ${fold.kind} of ${fold.leaves.length} entries (brief unavailable: ${clip(why, 200)})`],
 			fold.id,

@@ -1,5 +1,5 @@
 // What a commit, an expand and a refold send to Pi: batches of `context_edit` drafts computed from
-// the lattice's state (SPEC 6). Pure: no session access, nothing thrown; a batch that would leave
+// the lattice's state. Pure: no session access, nothing thrown; a batch that would leave
 // the window provider-invalid is refused here rather than handed to Pi, which checks only targets
 // (it accepts an orphaned tool result that a real provider would then reject).
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
@@ -10,8 +10,10 @@ import {
 	type SessionEntry,
 	sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
-import type { FoldId } from "../fold-types.ts";
-import type { FoldView, LatticeEntry, Outcome } from "../lattice/index.ts";
+import type { FoldView, LatticeEntry } from "../lattice/index.ts";
+import { callsOpenedBy } from "../session/context-entries.ts";
+import type { FoldId, Outcome } from "../vocabulary.ts";
+import { pairingIssues } from "./pairing.ts";
 
 /** The lattice's context: its entries and, in the same order, the Pi entries behind them. */
 export interface DraftContext {
@@ -20,7 +22,7 @@ export interface DraftContext {
 }
 
 /** The part of a lattice an expand reads: folds by id (their state after the expand). */
-export interface FoldSource {
+export interface FoldLookup {
 	get(id: FoldId): FoldView | undefined;
 }
 
@@ -83,12 +85,8 @@ function spanSources(fold: FoldView, context: DraftContext): SessionEntry[] {
 function toolLinks(entry: SessionEntry): { calls: string[]; result?: string } {
 	if (entry.type !== "message") return { calls: [] };
 	const m = entry.message;
-	// Aborted and failed assistant messages never reach a provider, so their calls pair with nothing.
-	if (m.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error") {
-		return { calls: m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : [])) };
-	}
 	if (m.role === "toolResult") return { calls: [], result: m.toolCallId };
-	return { calls: [] };
+	return { calls: callsOpenedBy(m) };
 }
 
 /** A span must hold every tool call it makes together with its result, and no result without its call. */
@@ -146,7 +144,7 @@ export function refoldDrafts(fold: FoldView, context: DraftContext): Drafts {
  * original content back; a committed child collapses to its own brief; an expanded child (hidden
  * behind the parent until now) shows its own children the same way.
  */
-export function expandDrafts(foldId: FoldId, lattice: FoldSource, context: DraftContext): Drafts {
+export function expandDrafts(foldId: FoldId, lattice: FoldLookup, context: DraftContext): Drafts {
 	return answer("expand", () => {
 		const fold = lattice.get(foldId);
 		if (!fold) refuseDraft(`unknown fold ${foldId}`);
@@ -175,42 +173,6 @@ export function expandDrafts(foldId: FoldId, lattice: FoldSource, context: Draft
 }
 
 // ---- validation against the current projection ----
-
-/** One tool-pairing problem: `key` names the call (stable when other messages come or go). */
-interface PairingIssue {
-	key: string;
-	text: string;
-}
-
-function pairingIssues(messages: readonly AgentMessage[]): PairingIssue[] {
-	const issues: PairingIssue[] = [];
-	let open = new Set<string>();
-	const unanswered = (where: string) => {
-		for (const id of open) issues.push({ key: `unanswered ${id}`, text: `${where}: call ${id} is unanswered` });
-	};
-	messages.forEach((m, i) => {
-		if (m.role === "toolResult") {
-			if (!open.delete(m.toolCallId)) {
-				issues.push({ key: `orphan ${m.toolCallId}`, text: `#${i}: result ${m.toolCallId} without its call` });
-			}
-			return;
-		}
-		// Pi's system messages (prompt, mid-run patches) are lifted out of the turn order by every adapter.
-		if ((m.role as string) === "system") return;
-		unanswered(`#${i} (${m.role})`);
-		open = new Set();
-		if (m.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error") {
-			for (const b of m.content) if (b.type === "toolCall") open.add(b.id);
-		}
-	});
-	unanswered("end");
-	return issues;
-}
-
-/** Tool-call pairing problems of a model window: calls without results, results without calls. */
-export function pairingProblems(messages: readonly AgentMessage[]): string[] {
-	return pairingIssues(messages).map((p) => p.text);
-}
 
 /** A projected message with its content replaced, as Pi projects an edited entry (strings normalised). */
 function replaced(entry: SessionEntry, role: Role, content: ContextEditableContent): AgentMessage {

@@ -1,6 +1,7 @@
-// The /fold bridge (CONTEXT_EDIT.md 6): a person's /fold while Pi is idle is planned at once (its
-// folds written to the store), and the next request is shown folded through the `context` event,
-// the only public way to change a request before its turn ends. The same marks then commit at that
+// The /fold bridge: a person's /fold while Pi is idle is planned at once (its folds written to
+// the store), and the next request is shown folded through the `context` event, the only public
+// way to change a request before its turn ends (edits returned at a boundary are appended only
+// after the request of that turn went out). The same marks then commit at that
 // prompt's first turn_end as context_edit entries, which project to exactly the messages shown, so
 // the request after extends the bridged one byte for byte and Pi's accounting sees the fold.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";

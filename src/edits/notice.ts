@@ -1,10 +1,19 @@
-// The unbriefed-marks notice (SPEC section 3): when 3 or more staged marks wait without the
-// agent's brief, one bounded message names them and says how to brief them. The runtime appends
-// it once per frozen projection; this module only writes the text (pure, deterministic).
-
-import { FOLD_TOOL } from "../briefs/briefs.ts";
-import type { BriefProvenance, FoldId, FoldKind, FoldState } from "../fold-types.ts";
+// The unbriefed-marks notice: when 3 or more staged marks wait without the agent's brief, one
+// bounded message names them and says how to brief them. It rides on a batch that rewrites the
+// window anyway (a commit), at its end, so it never causes a rewrite of its own. The text is pure
+// and deterministic.
+import type { CustomMessageEntryDraft } from "@earendil-works/pi-coding-agent";
+import type { FoldLattice } from "../lattice/index.ts";
+import type { ContextEntries } from "../session/context-entries.ts";
 import { count, utf8Length } from "../values/text-fit.ts";
+import {
+	type BriefProvenance,
+	FOLD_TOOL_NAME,
+	type FoldId,
+	type FoldKind,
+	type FoldState,
+	UNBRIEFED_NOTICE_TYPE,
+} from "../vocabulary.ts";
 
 /** The notice's cap in UTF-8 bytes. */
 export const NOTICE_MAX_BYTES = 1200;
@@ -45,7 +54,7 @@ export function unbriefedNotice(pendingFolds: readonly NoticeFold[], opts: Notic
 	if (waiting.length < minMarks) return undefined;
 	const head =
 		`[pi-fold] ${waiting.length} staged marks wait without your brief; each will fold under a generated one. ` +
-		`To brief one: ${FOLD_TOOL} {"action":"brief","id":"<id>","text":"<one sentence>"}.`;
+		`To brief one: ${FOLD_TOOL_NAME} {"action":"brief","id":"<id>","text":"<one sentence>"}.`;
 	const lines = waiting.map((f) => `- ${String(f.id)} ${String(f.kind)} ${size(f.bytes)}`);
 	const render = (shown: number): string => {
 		const more = waiting.length - shown;
@@ -60,4 +69,22 @@ export function unbriefedNotice(pendingFolds: readonly NoticeFold[], opts: Notic
 		shown++;
 	}
 	return render(shown);
+}
+
+/** The notice as a draft for a commit batch, naming the marks `lattice` still has pending; none under the minimum. */
+export function unbriefedNoticeDraft(
+	lattice: Pick<FoldLattice, "pending">,
+	context: Pick<ContextEntries, "entries">,
+): CustomMessageEntryDraft | undefined {
+	const entries = context.entries;
+	const text = unbriefedNotice(
+		lattice.pending().map((f) => {
+			let bytes = 0;
+			for (let p = f.start; p < f.end; p++) bytes += entries[p].bytes;
+			return { id: f.id, kind: f.kind, provenance: f.provenance, bytes, state: f.state };
+		}),
+	);
+	return text === undefined
+		? undefined
+		: { type: "custom_message", customType: UNBRIEFED_NOTICE_TYPE, content: text, display: true };
 }

@@ -1,12 +1,10 @@
-// Overflow recovery (SPEC 6): the provider refused a request as too long. Pi then omits the failed
-// attempt and asks to compact (`session_before_compact`, reason "overflow"). pi-fold answers by
-// cancelling, planning a commit there, and handing the batch to the `agent_before_settle` that
-// follows together with one `{ continue: true }`, so the retried request is the folded window.
-// This module holds the pure parts: reading the error, the notice, and the one-shot guard.
-import type { CustomMessageEntryDraft, SessionBoundaryDraft, SessionEntry } from "@earendil-works/pi-coding-agent";
+// The overflow notice: the provider refused a request as too long, pi-fold folded instead of a
+// lossy compaction, and the retry is the folded window. Pure: reading the provider's error from
+// the failed attempt, and the one bounded message the agent gets.
+import type { CustomMessageEntryDraft, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { clip, utf8Length } from "../values/text-fit.ts";
+import { OVERFLOW_NOTICE_TYPE } from "../vocabulary.ts";
 
-export const OVERFLOW_NOTICE_TYPE = "pi-fold-overflow";
 /** The notice's cap in UTF-8 bytes. */
 export const OVERFLOW_NOTICE_MAX_BYTES = 600;
 
@@ -85,50 +83,4 @@ export function overflowNoticeDraft(f: OverflowFacts): CustomMessageEntryDraft {
 		display: true,
 		details: { v: 1, ...f.report, folds: f.folds, after: f.after, budget: f.budget },
 	};
-}
-
-/**
- * The one-shot continuation. `arm` stores a recovery batch; the next settle `take`s it (once).
- * While a continuation is outstanding (given, but no successful answer since), a new overflow is
- * not recovered again: that would loop on a window folding cannot shrink enough.
- */
-export class OverflowGuard {
-	#armed: SessionBoundaryDraft[] | undefined;
-	#outstanding = false;
-	continuations = 0;
-	refused = 0;
-
-	/** Whether a recovery may start now. */
-	mayRecover(): boolean {
-		return this.#armed === undefined && !this.#outstanding;
-	}
-
-	arm(batch: SessionBoundaryDraft[]): void {
-		this.#armed = batch;
-	}
-
-	get armed(): boolean {
-		return this.#armed !== undefined;
-	}
-
-	/** The armed batch, once; from then on a continuation is outstanding. */
-	take(): SessionBoundaryDraft[] | undefined {
-		const batch = this.#armed;
-		this.#armed = undefined;
-		if (batch) {
-			this.#outstanding = true;
-			this.continuations++;
-		}
-		return batch;
-	}
-
-	/** Drop an armed batch that can no longer be appended. */
-	disarm(): void {
-		this.#armed = undefined;
-	}
-
-	/** A request was answered normally: the recovery worked, a later overflow may be recovered again. */
-	answered(): void {
-		this.#outstanding = false;
-	}
 }

@@ -1,10 +1,44 @@
-// Tool results without their call, in the requests Pi is about to send. Pi does not check pairing
-// and providers refuse such a request, so the fence stops it. A request that only appends to the
-// last one checked is read from where that one ended (the state carries over), so the watch costs
-// what was appended, not the session's length.
+// Tool-call pairing of a model window: every call answered by its result, no result without its
+// call. Pi does not check it and providers refuse a request that breaks it, so a batch of edits
+// must not break it (pairingIssues), and a request about to be sent that already does is stopped
+// by the fence (PairingWatch). Which calls a message opens is one rule (callsOpenedBy).
+import { callsOpenedBy } from "../session/context-entries.ts";
+import { asRecord } from "../vocabulary.ts";
 
-type Loose = { role?: unknown; toolCallId?: unknown; stopReason?: unknown; content?: unknown };
+/** One pairing problem: `key` names the call (stable when other messages come or go). */
+export interface PairingIssue {
+	key: string;
+	text: string;
+}
 
+/** Calls without results and results without calls in a window, in order. */
+export function pairingIssues(messages: readonly unknown[]): PairingIssue[] {
+	const issues: PairingIssue[] = [];
+	let open = new Set<string>();
+	const unanswered = (where: string) => {
+		for (const id of open) issues.push({ key: `unanswered ${id}`, text: `${where}: call ${id} is unanswered` });
+	};
+	messages.forEach((message, i) => {
+		const m = asRecord(message);
+		if (m?.role === "toolResult") {
+			const id = String(m.toolCallId);
+			if (!open.delete(id)) issues.push({ key: `orphan ${id}`, text: `#${i}: result ${id} without its call` });
+			return;
+		}
+		// Pi's system messages (prompt, mid-run patches) are lifted out of the turn order by every adapter.
+		if (m?.role === "system") return;
+		unanswered(`#${i} (${String(m?.role)})`);
+		open = new Set(callsOpenedBy(m));
+	});
+	unanswered("end");
+	return issues;
+}
+
+/**
+ * Tool results without their call in the requests Pi is about to send. A request that only
+ * appends to the last one checked is read from where that one ended (the state carries over), so
+ * the watch costs what was appended, not the session's length.
+ */
 export class PairingWatch {
 	#count = 0;
 	/** Calls of the latest assistant message still waiting for their results. */
@@ -19,26 +53,15 @@ export class PairingWatch {
 			this.#orphans = [];
 		}
 		for (let i = this.#count; i < messages.length; i++) {
-			const m = messages[i] as Loose;
-			if (m.role === "toolResult") {
+			const m = asRecord(messages[i]);
+			if (m?.role === "toolResult") {
 				const id = String(m.toolCallId);
 				if (!this.#open.delete(id)) this.#orphans.push(id);
 				continue;
 			}
 			// System messages travel apart from the turns; every other message closes the open calls.
-			if (m.role === "system") continue;
-			this.#open = new Set();
-			// Aborted and failed assistant messages never reach a provider: their calls pair with nothing.
-			if (
-				m.role === "assistant" &&
-				m.stopReason !== "aborted" &&
-				m.stopReason !== "error" &&
-				Array.isArray(m.content)
-			) {
-				for (const b of m.content as { type?: unknown; id?: unknown }[]) {
-					if (b?.type === "toolCall") this.#open.add(String(b.id));
-				}
-			}
+			if (m?.role === "system") continue;
+			this.#open = new Set(callsOpenedBy(m));
 		}
 		this.#count = messages.length;
 		return this.#orphans;

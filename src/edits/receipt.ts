@@ -1,30 +1,14 @@
-// The commit receipt (SPEC 3): one bounded message appended after a commit, saying what folded and
-// what it freed. It is a `custom_message`, so it reaches the model too (Pi has no display-only
-// message): it lands at the end of the very request the commit rewrites, so it adds no rewrite of
-// its own, and it tells the agent which fold ids it can read back. `display: true` so a person
-// sees the commit in the transcript as well.
+// The commit receipt: one bounded message appended after a commit, saying what folded and what it
+// freed. It is a `custom_message`, so it reaches the model too (Pi has no display-only message): it
+// lands at the end of the very request the commit rewrites, so it adds no rewrite of its own, and
+// it tells the agent which fold ids it can read back. `display: true` so a person sees the commit
+// in the transcript as well.
 import type { CustomMessageEntryDraft } from "@earendil-works/pi-coding-agent";
-import { FOLD_TOOL } from "../briefs/briefs.ts";
-import type { FoldId } from "../fold-types.ts";
 import { utf8Length } from "../values/text-fit.ts";
+import { FOLD_TOOL_NAME, RECEIPT_TYPE, type ReceiptDetails, type ReceiptFacts } from "../vocabulary.ts";
 
-export const RECEIPT_TYPE = "pi-fold-receipt";
 /** The receipt's cap in UTF-8 bytes. */
 export const RECEIPT_MAX_BYTES = 600;
-
-export interface ReceiptFacts {
-	/** Marks committed, stalest first, and consolidations made. */
-	committed: readonly FoldId[];
-	consolidated: readonly FoldId[];
-	/** Calibrated tokens of the next request before and after the commit. */
-	before: number;
-	after: number;
-	budget: number;
-}
-
-export interface ReceiptDetails extends ReceiptFacts {
-	v: 1;
-}
 
 const pct = (tokens: number, budget: number) => `${Math.round((100 * tokens) / Math.max(1, budget))}%`;
 
@@ -37,7 +21,7 @@ export function receiptText(f: ReceiptFacts): string {
 			? `, ${f.consolidated.length} consolidation${f.consolidated.length === 1 ? "" : "s"}`
 			: "") +
 		`; ~${freed} tokens freed, window ${pct(f.before, f.budget)} -> ${pct(f.after, f.budget)} of ${f.budget}.`;
-	const tail = ` Originals are kept byte for byte: ${FOLD_TOOL} {"action":"peek","id":"<id>"}.`;
+	const tail = ` Originals are kept byte for byte: ${FOLD_TOOL_NAME} {"action":"peek","id":"<id>"}.`;
 	const ids = [...f.consolidated, ...f.committed];
 	let list = "";
 	for (let i = 0; i < ids.length; i++) {

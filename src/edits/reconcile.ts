@@ -47,7 +47,8 @@ function latticeView(lattice: FoldLattice, sources: readonly SessionEntry[]): Ma
 	return want;
 }
 
-function describe(messages: readonly unknown[]): string {
+/** What Pi shows for an entry, in words: nothing, a brief (naming its fold), or other content. */
+function shownAs(messages: readonly unknown[]): string {
 	if (messages.length === 0) return "nothing";
 	const c = (messages[0] as { content?: unknown }).content;
 	const text = typeof c === "string" ? c : Array.isArray(c) ? ((c[0] as { text?: unknown })?.text ?? "") : "";
@@ -77,7 +78,7 @@ export function windowRepair(
 		if (w?.show === "omitted") {
 			if (messages.length === 0) continue;
 			out.drafts.push({ type: "context_edit", targetId: s.id, replacement: null });
-			out.reasons.push(`entry ${s.id} shows ${describe(messages)}; the folds hide it`);
+			out.reasons.push(`entry ${s.id} shows ${shownAs(messages)}; the folds hide it`);
 			continue;
 		}
 		const content = w?.show === "content" ? w.content : originalContent(s);
@@ -89,7 +90,7 @@ export function windowRepair(
 		if (messages.length === 1 && samePlainValue((messages[0] as { content?: unknown }).content, normalised)) continue;
 		out.drafts.push({ type: "context_edit", targetId: s.id, replacement: { content: structuredClone(content) } });
 		out.reasons.push(
-			`entry ${s.id} shows ${describe(messages)}; the folds show ${w?.show === "content" ? w.what : "its own content"}`,
+			`entry ${s.id} shows ${shownAs(messages)}; the folds show ${w?.show === "content" ? w.what : "its own content"}`,
 		);
 	}
 	return out;

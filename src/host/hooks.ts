@@ -1,21 +1,19 @@
-// Pi's hooks, wired to one FoldRuntime. Every handler catches: a failure is recorded as a problem
-// (status shows it) and Pi's loop goes on as if pi-fold had done nothing this time.
+// The Pi adapter: the only code that sees Pi's events. Each event becomes one call on the one
+// FoldRuntime of this extension instance. Every handler catches and is timed: a failure is
+// recorded as a problem (status shows it) and Pi's loop goes on as if pi-fold had done nothing.
 import { performance } from "node:perf_hooks";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CoreState } from "../core.ts";
 import { FENCE_STATUS_KEY, fenceMessage } from "../meter/fence.ts";
 import { FoldActions } from "../operations/actions.ts";
+import type { FoldHandle } from "../operations/view.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
-import { RECORD_TYPE } from "../session/journal.ts";
+import { errorMessage, RECORD_TYPE } from "../vocabulary.ts";
 import type { RuntimeSettings } from "./options.ts";
 
 /** The runtime of the extension instance, created once the core has loaded. */
-export interface RuntimeHandle {
+export interface RuntimeHandle extends FoldHandle {
 	get(): FoldRuntime | undefined;
-	/** Why there is no runtime, if there is none. */
-	reason(): string | undefined;
-	/** The runtime's operations on folds (tool, commands, editor), once it runs. */
-	actions(): FoldActions | undefined;
 }
 
 /**
@@ -48,7 +46,7 @@ export function registerRuntimeHooks(
 		try {
 			return body(rt);
 		} catch (err) {
-			rt.problem(where, err instanceof Error ? err.message : String(err));
+			rt.problem(where, errorMessage(err));
 			return undefined;
 		} finally {
 			rt.addTime(performance.now() - t0, request);
@@ -66,7 +64,7 @@ export function registerRuntimeHooks(
 		try {
 			return await body(rt);
 		} catch (err) {
-			rt.problem(where, err instanceof Error ? err.message : String(err));
+			rt.problem(where, errorMessage(err));
 			return undefined;
 		} finally {
 			rt.addTime(performance.now() - t0, false);
@@ -76,7 +74,7 @@ export function registerRuntimeHooks(
 	const reopen = (where: string) => (_e: unknown, ctx: ExtensionContext) =>
 		void guarded(where, (rt) => {
 			rt.open(ctx.sessionManager);
-			rt.budgetFor(ctx.model);
+			rt.budget(ctx.model);
 		});
 	pi.on("session_start", reopen("session_start"));
 	pi.on("session_tree", reopen("session_tree"));
@@ -101,7 +99,7 @@ export function registerRuntimeHooks(
 				: `~${stop.tokens} > ${stop.budget} tokens`;
 			ctx.ui.setStatus(FENCE_STATUS_KEY, `pi-fold: request stopped (${why})`);
 		} catch (err) {
-			ensure()?.problem("fence", err instanceof Error ? err.message : String(err));
+			ensure()?.problem("fence", errorMessage(err));
 		}
 	});
 
@@ -118,15 +116,8 @@ export function registerRuntimeHooks(
 	pi.on("session_before_compact", (e, ctx) => {
 		// An overflow plans a commit: answer (cancel Pi's compaction) only once its folds are durable.
 		if (e.reason === "overflow") return guardedAsync("session_before_compact", (rt) => rt.overflow(e, ctx));
-		return guarded("session_before_compact", (rt) => {
-			if (e.reason === "threshold") {
-				// Folding is authoritative; Pi asks again after every turn, so this stays O(1).
-				rt.compaction.thresholdCancelled++;
-				return { cancel: true };
-			}
-			rt.compaction.manualPassed++;
-			return undefined;
-		});
+		const reason = e.reason === "threshold" ? "threshold" : "manual";
+		return guarded("session_before_compact", (rt) => rt.compactionRequested(reason));
 	});
 
 	let explained = false;

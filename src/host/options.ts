@@ -1,6 +1,7 @@
 // registerPiFold's options (SPEC 8), checked whole: an unknown or deleted option is refused by
 // name, thresholds are validated as one policy, nothing is clamped.
-import { type Thresholds, validateThresholds } from "../policy/thresholds.ts";
+import { validateThresholds } from "../policy/thresholds.ts";
+import type { Thresholds } from "../vocabulary.ts";
 
 export interface PiFoldOptions {
 	thresholds?: Partial<Thresholds>;

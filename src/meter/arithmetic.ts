@@ -1,4 +1,4 @@
-// The arithmetic every pi_fold_context answer ends with (SPEC 5): where the window stands against
+// The arithmetic every pi_fold_context answer ends with: where the window stands against
 // the serving budget, what the next commit must free, and what the standing marks would free.
 // Estimates use the core's estimator on what each place of the window shows (raw message or brief),
 // scaled by the calibration ratio, so they are in the unit occupancy is measured in.
@@ -7,9 +7,9 @@ import type { PiFoldCore } from "../../bindings/index.ts";
 import { briefForFold } from "../briefs/briefs.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { Thresholds } from "../policy/thresholds.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
-import { estimateMessages } from "./occupancy.ts";
+import type { Thresholds } from "../vocabulary.ts";
+import { estimateMessages } from "./estimate.ts";
 
 /** Estimated (uncalibrated) tokens of each raw entry's message, cached: entries never change. */
 export class EntryTokens {
@@ -48,7 +48,11 @@ export interface WindowCosts {
 	total: number;
 }
 
-export function windowCosts(lattice: FoldLattice, context: ContextEntries, tokens: EntryTokens): WindowCosts {
+export function windowCosts(
+	lattice: Pick<FoldLattice, "window" | "get">,
+	context: Pick<ContextEntries, "entries" | "sources">,
+	tokens: EntryTokens,
+): WindowCosts {
 	const raw = tokens.of(context.sources);
 	const shownAt = new Array<number>(context.entries.length).fill(0);
 	const briefs = new Map<FoldId, number>();

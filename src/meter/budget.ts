@@ -1,5 +1,5 @@
-// The serving budget: the one denominator of every share pi-fold reports (SPEC 6), the size a commit
-// aims below, and the limit the fence and expand's refusal hold to.
+// The serving budget: the one denominator of every share pi-fold reports, the size a commit aims
+// below, and the limit the fence and expand's refusal hold to.
 //
 // `providerInputBudget` when the user gives one. Otherwise the smaller of two limits of the model:
 // - the window minus an output reservation: the model's `maxTokens`, capped at OUTPUT_RESERVE_SHARE

@@ -1,4 +1,4 @@
-// The fence (SPEC 6): a request that would exceed the serving budget is stopped before it is sent,
+// The fence: a request that would exceed the serving budget is stopped before it is sent,
 // and the user is told out of band. Pi 1.6 has no "cancel this request" result for `context` /
 // `context_with_system`, but `ctx.abort()` called from `context_with_system` (after every context
 // handler, before the stream function) aborts the signal the provider call gets: the agent loop

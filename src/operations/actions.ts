@@ -1,58 +1,36 @@
-// The runtime's public operations on folds (SPEC 5 and 7): the one validated code path behind the
-// agent's tool actions, the /fold commands and the fold editor. Each operation either applies whole
-// or refuses with a specific reason and changes nothing. Operations that leave the window as it is
-// (brief, pin, unpin, unmark, reboundary) apply to the lattice at once and are made durable at once
-// as session records; operations that change the window (expand, refold, /fold) are staged and
-// committed at the next boundary, in one batch with their records.
+// The operations on folds: the one validated code path behind the agent's tool actions, the
+// /fold commands and the fold editor. Each operation either applies whole or refuses with a
+// specific reason and changes nothing. Operations that leave the window as it is (brief, pin,
+// unpin, unmark, reboundary, mark) apply to the lattice at once and are made durable at once as
+// session records; operations that change the window (expand, refold, /fold) are staged and
+// committed at the next boundary, in one batch with their records. Reading (peek, search, the
+// overview) is in reading.ts and overview.ts.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { indexChild } from "../briefs/briefs.ts";
-import { childSummary } from "../briefs/index-lines.ts";
-import { type FoldId, isFoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import { BRIEF_MAX_CHARS, wellFormedText } from "../lattice/index.ts";
-import {
-	type Arithmetic,
-	arithmeticOf,
-	type EntryTokens,
-	type MarkEstimate,
-	markEstimates,
-	windowCosts,
-} from "../meter/arithmetic.ts";
-import { budgetText, budgetWhy } from "../meter/budget.ts";
-import { modelKey } from "../meter/occupancy.ts";
-import type { FoldRuntime, Open } from "../runtime/runtime.ts";
+import { wellFormedText } from "../lattice/index.ts";
+import { windowCosts } from "../meter/arithmetic.ts";
 import { FoldTexts } from "../search/fold-texts.ts";
-import { checkQuery, type SearchAnswer, type SearchRequest, searchFolds } from "../search/search.ts";
-import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceView } from "../session/fold-source.ts";
 import type { JournalOp } from "../session/journal.ts";
-import { type ContentsLine, peekContents } from "./peek-contents.ts";
+import { BRIEF_MAX_CHARS, errorMessage, type FoldId, isFoldId, type Outcome } from "../vocabulary.ts";
+import { budgetOf, type Overview, openOf, overviewOf, PINNED_SHARE_OF_MIN_TARGET } from "./overview.ts";
+import {
+	foldNamed,
+	indexLinesOf,
+	type PeekAnswer,
+	type PeekOptions,
+	peekFold,
+	rawEntries,
+	type SearchAnswer,
+	type SearchRequest,
+	type Slice,
+	searchAll,
+	shownTokensOf,
+} from "./reading.ts";
+import type { ReadonlyLattice, RuntimePort } from "./view.ts";
 
-/** Peek's default slice (a few thousand tokens) and largest slice, in UTF-8 bytes of the text view. */
-export const PEEK_DEFAULT_BYTES = 8_000;
-export const PEEK_MAX_BYTES = 200_000;
-
-export type Done<T> = ({ ok: true } & T) | { ok: false; reason: string };
-
-export interface Overview {
-	arithmetic: Arithmetic;
-	marks: MarkEstimate[];
-	/** Pinned entries, their calibrated tokens, and the cap on them. */
-	pins: { entryIds: string[]; tokens: number; cap: number };
-	/** The budget with which limit sets it and why (budgetText), e.g. "272,000 (price tier: 2x above 272,000; window 400,000)". */
-	budget: string;
-}
-
-export interface PeekAnswer {
-	fold: FoldView;
-	slice: Slice;
-	verifiedBy: FoldSource["verifiedBy"];
-	sourceBytes: number;
-	leaves: number;
-	/** A peek from the start: the fold's children or entries with their offsets in the text view. */
-	contents?: ContentsLine[];
-	/** The core's token estimate of the whole text view. */
-	tokens: number;
-}
+export { PEEK_DEFAULT_BYTES, PEEK_MAX_BYTES } from "../vocabulary.ts";
+export type { Overview } from "./overview.ts";
+export type { PeekAnswer } from "./reading.ts";
 
 export interface ExpandAnswer {
 	fold: FoldView;
@@ -62,174 +40,68 @@ export interface ExpandAnswer {
 	budget: number;
 }
 
-/** Pins may hold at most this share of what a commit lands at: the rest must stay foldable. */
-export const PINNED_SHARE_OF_MIN_TARGET = 0.5;
-
 function fail(reason: string): { ok: false; reason: string } {
 	return { ok: false, reason };
 }
 
+/** A brief as given: a non-empty string within the cap, or why not (named `what`, and `it` for its length). */
+function checkBrief(raw: unknown, what: string, it = what): Outcome<{ text: string; replaced: number }> {
+	if (typeof raw !== "string" || raw.trim() === "") return fail(`${what} must be a non-empty string`);
+	const length = [...raw].length;
+	if (length > BRIEF_MAX_CHARS) return fail(`${it} has ${length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
+	return { ok: true, ...wellFormedText(raw) };
+}
+
 export class FoldActions {
-	readonly #rt: FoldRuntime;
+	readonly #rt: RuntimePort;
 	readonly #appendRecord: (op: JournalOp) => void;
-	readonly #tokens: EntryTokens;
 	/** Verified text views of folds, read once each, for search. */
 	readonly #texts = new FoldTexts();
 
 	/** `appendRecord` makes a record durable now (pi.appendEntry). */
-	constructor(rt: FoldRuntime, appendRecord: (op: JournalOp) => void) {
+	constructor(rt: RuntimePort, appendRecord: (op: JournalOp) => void) {
 		this.#rt = rt;
 		this.#appendRecord = appendRecord;
-		this.#tokens = rt.entryTokens;
-	}
-
-	#open(): Done<{ open: Readonly<Open> }> {
-		const open = this.#rt.view;
-		return open ? { ok: true, open } : fail("no session is open in pi-fold yet (see status problems)");
-	}
-
-	#ratio(ctx: ExtensionContext): number {
-		return this.#rt.meter.calibration.ratioFor(modelKey(ctx.model));
-	}
-
-	#budget(ctx: ExtensionContext): Done<{ budget: number; text: string; why: string }> {
-		const b = this.#rt.budgetFor(ctx.model);
-		return b.ok
-			? { ok: true, budget: b.budget, text: budgetText(b), why: budgetWhy(b) }
-			: fail(`no serving budget: ${b.reason}`);
-	}
-
-	#fold(lattice: FoldLattice, id: unknown): Done<{ fold: FoldView }> {
-		if (!isFoldId(id)) return fail(`${JSON.stringify(id)} is not a fold id (f + 10 hex digits)`);
-		// An id recorded before an entry's bytes changed in the session file still names its fold.
-		const fold = lattice.get(this.#rt.view?.aliases.get(id) ?? id);
-		return fold ? { ok: true, fold } : fail(`unknown fold ${id} (status lists every fold with detail "tree")`);
 	}
 
 	/** The lattice as the next request will show it (staged edits applied), for listing. */
-	lattice(): FoldLattice | undefined {
+	lattice(): ReadonlyLattice | undefined {
 		return this.#rt.stagedLattice();
 	}
 
 	/** Where the window stands, what the marks would free, the pins; for status and every answer. */
-	overview(ctx: ExtensionContext): Done<{ overview: Overview }> {
-		const o = this.#open();
-		if (!o.ok) return o;
-		const budget = this.#budget(ctx);
-		if (!budget.ok) return budget;
-		const lattice = this.#rt.stagedLattice() ?? o.open.lattice;
-		const ratio = this.#ratio(ctx);
-		const costs = windowCosts(lattice, o.open.context, this.#tokens);
-		const marks = markEstimates(lattice, o.open.context, this.#tokens, ratio, costs);
-		const measured = this.#rt.occupancy?.tokens;
-		// The measurement is the window as the last boundary saw it: add what edits applied at that
-		// boundary and edits staged since will change, so an expand counts the ones before it.
-		const staged =
-			lattice === o.open.lattice ? 0 : costs.total - windowCosts(o.open.lattice, o.open.context, this.#tokens).total;
-		const occupancy =
-			measured === undefined
-				? Math.ceil(costs.total * ratio)
-				: measured + Math.ceil(this.#rt.unmeasuredTokens * ratio) + Math.ceil(staged * ratio);
-		const pinIds = lattice.pins();
-		const pinned = new Set(pinIds);
-		let pinTokens = 0;
-		o.open.context.entries.forEach((e, p) => {
-			if (pinned.has(e.id)) pinTokens += costs.shownAt[p];
-		});
-		return {
-			ok: true,
-			overview: {
-				arithmetic: arithmeticOf(occupancy, budget.budget, this.#rt.settings.thresholds, marks),
-				marks,
-				pins: {
-					entryIds: pinIds,
-					tokens: Math.ceil(pinTokens * ratio),
-					cap: Math.floor(this.#rt.settings.thresholds.minTarget * PINNED_SHARE_OF_MIN_TARGET * budget.budget),
-				},
-				budget: budget.text,
-			},
-		};
+	overview(ctx: ExtensionContext): Outcome<{ overview: Overview }> {
+		return overviewOf(this.#rt, ctx);
 	}
 
-	/** A fold's exact, verified source as text (a slice of it); never edits the window. */
-	peek(
-		id: unknown,
-		opts: { offset?: number; bytes?: number; ephemeral?: boolean; toolCallId?: string; ctx?: ExtensionContext },
-	): Done<PeekAnswer> {
-		const o = this.#open();
-		if (!o.ok) return o;
-		const lattice = o.open.lattice;
-		const f = this.#fold(lattice, id);
-		if (!f.ok) return f;
-		const read = readFoldSource({ ...o.open, core: this.#rt.core }, f.fold.id);
-		if (!read.ok) return read;
-		const view = sourceView(read.source, lattice);
-		const text = view.text;
-		const offset = opts.offset ?? 0;
-		const total = new TextEncoder().encode(text).length;
-		if (offset > total) return fail(`offset ${offset} is past the end of fold ${f.fold.id}'s text (${total} bytes)`);
-		const slice = sliceUtf8(text, offset, Math.min(opts.bytes ?? PEEK_DEFAULT_BYTES, PEEK_MAX_BYTES));
-		if (opts.ephemeral === false && opts.ctx) {
-			// The result will be pinned: it must fit under the same cap as any pin.
-			const over = this.overview(opts.ctx);
-			if (!over.ok) return over;
-			const pins = over.overview.pins;
-			const adding = Math.ceil(this.#tokens.brief(slice.text) * this.#ratio(opts.ctx));
-			if (pins.tokens + adding > pins.cap) {
-				return fail(
-					`ephemeral: false would pin this peek's result (~${adding} tokens) on top of ~${pins.tokens} pinned, over the cap of ${pins.cap}: peek a smaller slice (bytes) or let it fold (ephemeral true)`,
-				);
-			}
-		}
-		if (opts.toolCallId) this.#rt.followPeek({ toolCallId: opts.toolCallId, ephemeral: opts.ephemeral ?? true });
-		return {
-			ok: true,
-			fold: f.fold,
-			slice,
-			verifiedBy: read.source.verifiedBy,
-			sourceBytes: read.source.bytes,
-			leaves: read.source.leaves.length,
-			tokens: this.#rt.core.estimateTokens(text),
-			...(offset === 0
-				? {
-						contents: peekContents(
-							f.fold,
-							view,
-							read.source.leaves.map((l) => l.text),
-							lattice,
-						),
-					}
-				: {}),
-		};
+	peek(id: unknown, opts: PeekOptions): Outcome<PeekAnswer> {
+		return peekFold(this.#rt, id, opts);
 	}
 
-	/** What each fold holds, in the words of an index line (tools, principal arguments, notes), within `n` characters. */
-	indexLines(lattice: FoldLattice, ids: readonly FoldId[], n: number): string[] {
-		const sources = this.#rt.view?.context.sources ?? [];
-		const byId = new Map(sources.map((s) => [s.id, s]));
-		return ids.map((id) => childSummary(indexChild(id, lattice.get(id), lattice.leavesOf(id) ?? [], byId), n));
+	search(req: SearchRequest, opts: { toolCallId?: string } = {}): Outcome<{ answer: SearchAnswer }> {
+		return searchAll(this.#rt, this.#texts, req, opts);
 	}
 
-	/**
-	 * Search every fold's verified text view (search.ts). Like a peek it never edits the window; a
-	 * tool call's result is marked to fold at the next commit.
-	 */
-	search(req: SearchRequest, opts: { toolCallId?: string } = {}): Done<{ answer: SearchAnswer }> {
-		const o = this.#open();
-		if (!o.ok) return o;
-		const checked = checkQuery(req.query, req.regex);
-		if (!checked.ok) return checked;
-		const answer = searchFolds(o.open, this.#texts, this.#rt.core, req, checked);
-		if (opts.toolCallId) this.#rt.followPeek({ toolCallId: opts.toolCallId, ephemeral: true });
-		return { ok: true, answer };
+	indexLines(lattice: ReadonlyLattice, ids: readonly FoldId[], n: number): string[] {
+		return indexLinesOf(this.#rt, lattice, ids, n);
+	}
+
+	/** Calibrated tokens each context position shows in the window `lattice` makes. */
+	shownTokens(lattice: ReadonlyLattice, ctx: ExtensionContext): number[] | undefined {
+		return shownTokensOf(this.#rt, lattice, ctx);
+	}
+
+	/** `count` raw entries from context position `start` as readable text, the first `bytes` of it. */
+	rawEntries(start: number, count: number, bytes: number): Outcome<{ slice: Slice }> {
+		return rawEntries(this.#rt, start, count, bytes);
 	}
 
 	/**
 	 * Run an op that leaves the window as it is: on a copy, then (only if whole) record it durably
 	 * and swap the copy in. With window edits staged, the op must also hold after them.
 	 */
-	#durable<T>(op: JournalOp | readonly JournalOp[], run: (work: FoldLattice) => Done<T>): Done<T> {
-		const o = this.#open();
+	#durable<T extends object>(op: JournalOp | readonly JournalOp[], run: (work: FoldLattice) => Outcome<T>): Outcome<T> {
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
 		const work = o.open.lattice.clone();
 		const r = run(work);
@@ -246,35 +118,33 @@ export class FoldActions {
 	}
 
 	/** `replaced`: unpaired surrogates in `text` that became U+FFFD (a brief must be storable as UTF-8). */
-	brief(id: unknown, raw: unknown): Done<{ fold: FoldView; replaced: number }> {
-		if (typeof raw !== "string" || raw.trim() === "") return fail('"text" must be a non-empty string');
-		if ([...raw].length > BRIEF_MAX_CHARS) {
-			return fail(`"text" has ${[...raw].length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
-		}
-		const { text, replaced } = wellFormedText(raw);
-		const o = this.#open();
+	brief(id: unknown, raw: unknown): Outcome<{ fold: FoldView; replaced: number }> {
+		const given = checkBrief(raw, '"text"');
+		if (!given.ok) return given;
+		const { text, replaced } = given;
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
-		const f = this.#fold(o.open.lattice, id);
+		const f = foldNamed(this.#rt, o.open.lattice, id);
 		if (!f.ok) return f;
 		if (f.fold.state !== "pending") {
 			return fail(
 				`fold ${f.fold.id} is ${f.fold.state}: a standing fold's brief is never rewritten; brief works on pending marks`,
 			);
 		}
-		return this.#durable({ v: 1, op: "brief", id: f.fold.id, text }, (work) => {
+		return this.#durable<{ fold: FoldView; replaced: number }>({ v: 1, op: "brief", id: f.fold.id, text }, (work) => {
 			const r = work.brief(f.fold.id, text);
 			return r.ok ? { ok: true, fold: work.get(f.fold.id) as FoldView, replaced } : fail(r.reason);
 		});
 	}
 
-	unmark(id: unknown): Done<{ fold: FoldView }> {
-		const o = this.#open();
+	unmark(id: unknown): Outcome<{ fold: FoldView }> {
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
-		const f = this.#fold(o.open.lattice, id);
+		const f = foldNamed(this.#rt, o.open.lattice, id);
 		if (!f.ok) return f;
 		if (f.fold.state !== "pending")
 			return fail(`fold ${f.fold.id} is ${f.fold.state}, not a pending mark: nothing to withdraw`);
-		const done = this.#durable({ v: 1, op: "unmark", id: f.fold.id }, (work) => {
+		const done = this.#durable<{ fold: FoldView }>({ v: 1, op: "unmark", id: f.fold.id }, (work) => {
 			const r = work.unmark(f.fold.id);
 			return r.ok ? { ok: true, fold: f.fold } : fail(r.reason);
 		});
@@ -286,7 +156,7 @@ export class FoldActions {
 	 * Entry ids named directly, or by a pending mark's id (its entries, and the mark to withdraw so
 	 * they can stay raw). A standing fold's entries are folded: pins hold raw entries only.
 	 */
-	#entryIds(lattice: FoldLattice, ids: readonly string[]): Done<{ entryIds: string[]; marks: FoldId[] }> {
+	#entryIds(lattice: FoldLattice, ids: readonly string[]): Outcome<{ entryIds: string[]; marks: FoldId[] }> {
 		const out: string[] = [];
 		const marks: FoldId[] = [];
 		const seen = new Set<string>();
@@ -312,8 +182,8 @@ export class FoldActions {
 	pin(
 		ids: readonly string[],
 		ctx: ExtensionContext,
-	): Done<{ entryIds: string[]; pinnedTokens: number; cap: number; withdrawn: FoldId[] }> {
-		const o = this.#open();
+	): Outcome<{ entryIds: string[]; pinnedTokens: number; cap: number; withdrawn: FoldId[] }> {
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
 		const named = this.#entryIds(o.open.lattice, ids);
 		if (!named.ok) return named;
@@ -325,10 +195,10 @@ export class FoldActions {
 		const over = this.overview(ctx);
 		if (!over.ok) return over;
 		const positions = new Map(o.open.context.entries.map((e, p) => [e.id, p]));
-		const adding = this.#tokens
+		const adding = this.#rt.entryTokens
 			.of(named.entryIds.map((id) => o.open.context.sources[positions.get(id) as number]))
 			.reduce((s, t) => s + t, 0);
-		const after = over.overview.pins.tokens + Math.ceil(adding * this.#ratio(ctx));
+		const after = over.overview.pins.tokens + Math.ceil(adding * this.#rt.ratio(ctx.model));
 		const cap = over.overview.pins.cap;
 		if (after > cap) {
 			return fail(
@@ -339,20 +209,23 @@ export class FoldActions {
 			...named.marks.map((id): JournalOp => ({ v: 1, op: "unmark", id })),
 			{ v: 1, op: "pin", entryIds: named.entryIds },
 		];
-		return this.#durable(ops, (work) => {
-			for (const id of named.marks) {
-				const u = work.unmark(id);
-				if (!u.ok) return fail(u.reason);
-			}
-			const r = work.pin(named.entryIds);
-			return r.ok
-				? { ok: true, entryIds: r.entryIds, pinnedTokens: after, cap, withdrawn: named.marks }
-				: fail(r.reason);
-		});
+		return this.#durable<{ entryIds: string[]; pinnedTokens: number; cap: number; withdrawn: FoldId[] }>(
+			ops,
+			(work) => {
+				for (const id of named.marks) {
+					const u = work.unmark(id);
+					if (!u.ok) return fail(u.reason);
+				}
+				const r = work.pin(named.entryIds);
+				return r.ok
+					? { ok: true, entryIds: r.entryIds, pinnedTokens: after, cap, withdrawn: named.marks }
+					: fail(r.reason);
+			},
+		);
 	}
 
-	unpin(ids: readonly string[]): Done<{ entryIds: string[] }> {
-		const o = this.#open();
+	unpin(ids: readonly string[]): Outcome<{ entryIds: string[] }> {
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
 		const folds = ids.filter((id) => isFoldId(id) && o.open.lattice.get(id));
 		if (folds.length > 0) {
@@ -362,7 +235,7 @@ export class FoldActions {
 		}
 		const named = this.#entryIds(o.open.lattice, ids);
 		if (!named.ok) return named;
-		return this.#durable({ v: 1, op: "unpin", entryIds: named.entryIds }, (work) => {
+		return this.#durable<{ entryIds: string[] }>({ v: 1, op: "unpin", entryIds: named.entryIds }, (work) => {
 			const r = work.unpin(named.entryIds);
 			return r.ok ? { ok: true, entryIds: r.entryIds } : fail(r.reason);
 		});
@@ -372,12 +245,16 @@ export class FoldActions {
 	 * Re-cut pending marks: several ids (or from/to entry ids) become exactly one pending mark over
 	 * their whole span; one id returns that mark's span to raw.
 	 */
-	reboundary(args: { ids?: readonly string[]; from?: string; to?: string }): Done<{ fold?: FoldView; raw?: FoldView }> {
-		const o = this.#open();
+	reboundary(args: {
+		ids?: readonly string[];
+		from?: string;
+		to?: string;
+	}): Outcome<{ fold?: FoldView; raw?: FoldView }> {
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
 		const lattice = o.open.lattice;
 		if (args.ids && args.ids.length === 1) {
-			const f = this.#fold(lattice, args.ids[0]);
+			const f = foldNamed(this.#rt, lattice, args.ids[0]);
 			if (!f.ok) return f;
 			if (f.fold.state !== "pending") {
 				return fail(
@@ -387,40 +264,41 @@ export class FoldActions {
 			const done = this.unmark(f.fold.id);
 			return done.ok ? { ok: true, raw: done.fold } : done;
 		}
-		let from = args.from;
-		let to = args.to;
-		if (args.ids) {
-			const folds: FoldView[] = [];
-			for (const id of args.ids) {
-				const f = this.#fold(lattice, id);
-				if (!f.ok) return f;
-				if (f.fold.state !== "pending")
-					return fail(`fold ${f.fold.id} is ${f.fold.state}: reboundary merges pending marks only`);
-				folds.push(f.fold);
-			}
-			const start = Math.min(...folds.map((f) => f.start));
-			const end = Math.max(...folds.map((f) => f.end));
-			from = lattice.entries[start].id;
-			to = lattice.entries[end - 1].id;
-		}
+		const span = args.ids ? this.#spanOf(lattice, args.ids) : { ok: true as const, from: args.from, to: args.to };
+		if (!span.ok) return span;
+		const { from, to } = span;
 		if (typeof from !== "string" || typeof to !== "string")
 			return fail("reboundary needs ids (fold ids) or from and to (entry ids)");
-		const span = { from, to };
-		return this.#durable({ v: 1, op: "reboundary", from: span.from, to: span.to }, (work) => {
-			const r = work.reboundary(span.from, span.to);
+		return this.#durable<{ fold?: FoldView; raw?: FoldView }>({ v: 1, op: "reboundary", from, to }, (work) => {
+			const r = work.reboundary(from, to);
 			return r.ok ? { ok: true, fold: work.get(r.id) as FoldView } : fail(r.reason);
 		});
+	}
+
+	/** The span several pending marks cover together, as its first and last entry ids. */
+	#spanOf(lattice: FoldLattice, ids: readonly string[]): Outcome<{ from?: string; to?: string }> {
+		const folds: FoldView[] = [];
+		for (const id of ids) {
+			const f = foldNamed(this.#rt, lattice, id);
+			if (!f.ok) return f;
+			if (f.fold.state !== "pending")
+				return fail(`fold ${f.fold.id} is ${f.fold.state}: reboundary merges pending marks only`);
+			folds.push(f.fold);
+		}
+		const start = Math.min(...folds.map((f) => f.start));
+		const end = Math.max(...folds.map((f) => f.end));
+		return { ok: true, from: lattice.entries[start].id, to: lattice.entries[end - 1].id };
 	}
 
 	/**
 	 * Stage an expand (one level, outside-in) or a refold for the next boundary, refused when the
 	 * expanded window would pass the serving budget.
 	 */
-	stageWindowEdit(op: "expand" | "refold", id: unknown, ctx: ExtensionContext): Done<ExpandAnswer> {
-		const o = this.#open();
+	stageWindowEdit(op: "expand" | "refold", id: unknown, ctx: ExtensionContext): Outcome<ExpandAnswer> {
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
 		const before = this.#rt.stagedLattice() ?? o.open.lattice;
-		const f = this.#fold(before, id);
+		const f = foldNamed(this.#rt, before, id);
 		if (!f.ok) return f;
 		if (op === "expand" && f.fold.state !== "committed") {
 			return fail(
@@ -434,16 +312,13 @@ export class FoldActions {
 		const after = before.clone();
 		const r = op === "expand" ? after.expand(f.fold.id) : after.refold(f.fold.id);
 		if (!r.ok) return fail(r.reason);
-		const budget = this.#budget(ctx);
+		const budget = budgetOf(this.#rt, ctx);
 		if (!budget.ok) return budget;
-		const ratio = this.#ratio(ctx);
 		const over = this.overview(ctx);
 		if (!over.ok) return over;
-		const delta = Math.ceil(
-			(windowCosts(after, o.open.context, this.#tokens).total -
-				windowCosts(before, o.open.context, this.#tokens).total) *
-				ratio,
-		);
+		const tokens = this.#rt.entryTokens;
+		const total = (l: FoldLattice) => windowCosts(l, o.open.context, tokens).total;
+		const delta = Math.ceil((total(after) - total(before)) * this.#rt.ratio(ctx.model));
 		const next = over.overview.arithmetic.occupancy + delta;
 		if (op === "expand" && next > budget.budget) {
 			return fail(
@@ -455,8 +330,8 @@ export class FoldActions {
 	}
 
 	/** /fold: commit staged marks at the next boundary; with ids, exactly that span as one fold. */
-	foldNow(ids: readonly string[]): Done<{ marks: FoldId[]; refolds: FoldId[] }> {
-		const o = this.#open();
+	foldNow(ids: readonly string[]): Outcome<{ marks: FoldId[]; refolds: FoldId[] }> {
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
 		if (ids.length === 0) {
 			const marks = o.open.lattice.pending().map((f) => f.id);
@@ -467,7 +342,7 @@ export class FoldActions {
 		const lattice = this.#rt.stagedLattice() ?? o.open.lattice;
 		const folds: FoldView[] = [];
 		for (const id of ids) {
-			const f = this.#fold(lattice, id);
+			const f = foldNamed(this.#rt, lattice, id);
 			if (!f.ok) return f;
 			if (f.fold.state === "committed") return fail(`fold ${f.fold.id} is already folded`);
 			folds.push(f.fold);
@@ -490,6 +365,21 @@ export class FoldActions {
 	}
 
 	/**
+	 * A /fold asked for while Pi is idle, planned now (its folds durable at once) so the next
+	 * request already shows it. When that cannot be done it still folds at the next turn: the reason
+	 * is recorded as a problem and returned.
+	 */
+	async foldWhileIdle(ctx: ExtensionContext): Promise<Outcome<object>> {
+		try {
+			const early = await this.#rt.prepareFold(ctx);
+			if (!early.ok) this.#rt.problem("fold", `shown at the next turn instead of the next request: ${early.reason}`);
+			return early;
+		} catch (err) {
+			return fail(errorMessage(err));
+		}
+	}
+
+	/**
 	 * A person's mark (the fold editor's `m`): [from, to] becomes one pending mark, a "chapter" when
 	 * it holds a user message, else a "tool-batch"; with a typed brief, that brief (kept verbatim).
 	 * Recorded as a mark record and a brief record, in one step. `check` only validates: nothing is recorded.
@@ -499,15 +389,11 @@ export class FoldActions {
 		toEntryId: unknown,
 		typed?: unknown,
 		opts: { check?: boolean } = {},
-	): Done<{ fold: FoldView }> {
-		if (typed !== undefined) {
-			if (typeof typed !== "string" || typed.trim() === "") return fail("a typed brief must be a non-empty string");
-			if ([...typed].length > BRIEF_MAX_CHARS) {
-				return fail(`the brief has ${[...typed].length} characters; a brief holds at most ${BRIEF_MAX_CHARS}`);
-			}
-		}
-		const brief = typed === undefined ? undefined : wellFormedText(typed).text;
-		const o = this.#open();
+	): Outcome<{ fold: FoldView }> {
+		const given = typed === undefined ? undefined : checkBrief(typed, "a typed brief", "the brief");
+		if (given && !given.ok) return given;
+		const brief = given?.text;
+		const o = openOf(this.#rt);
 		if (!o.ok) return o;
 		if (typeof fromEntryId !== "string" || typeof toEntryId !== "string")
 			return fail("mark needs two entry ids (from and to)");
@@ -530,7 +416,7 @@ export class FoldActions {
 		// Mark and brief land together or not at all.
 		const ops: JournalOp[] = [{ v: 1, op: "mark", id: tried.id, kind, from, to }];
 		if (brief !== undefined) ops.push({ v: 1, op: "brief", id: tried.id, text: brief });
-		return this.#durable(ops, (work) => {
+		return this.#durable<{ fold: FoldView }>(ops, (work) => {
 			const r = work.mark(from, to, kind);
 			if (!r.ok) return fail(r.reason);
 			const b = brief === undefined ? r : work.brief(r.id, brief);

@@ -7,12 +7,15 @@
 import { sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { briefContent, editableRole } from "../edits/drafts.ts";
-import type { FoldId } from "../fold-types.ts";
-import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { FoldView } from "../lattice/index.ts";
 import type { Budget } from "../meter/budget.ts";
-import { estimateMessages, type ModelLimits, modelKey, type Occupancy } from "../meter/occupancy.ts";
-import type { FoldRuntime } from "../runtime/runtime.ts";
-import type { ContextEntries } from "../session/context-entries.ts";
+import { estimateMessages } from "../meter/estimate.ts";
+import type { Model } from "../meter/meter.ts";
+import type { Occupancy } from "../meter/occupancy.ts";
+import type { FoldId } from "../vocabulary.ts";
+import type { OpenView, ReadonlyLattice, RuntimeView } from "./view.ts";
+
+export { multiplierText } from "../meter/budget.ts";
 
 /** The parts of a window, in the order the bar draws them. */
 export const PART_NAMES = ["deep", "folded", "pending", "raw", "pinned"] as const;
@@ -52,9 +55,6 @@ export interface WindowComposition {
 /** What the bar says of the budget: the limit that sets it and the others beside it. */
 export type BudgetFacts = Pick<Extract<Budget, { ok: true }>, "limit" | "reserve" | "window" | "tier">;
 
-/** The model fields the composition reads (Pi's `ctx.model`). */
-export type CompositionModel = ModelLimits & { provider: string; id: string };
-
 /**
  * Estimates already made for one session, reused across turns. Raw entries never change under an
  * id; a committed fold's brief is never rewritten, and the brief is part of the key anyway.
@@ -77,7 +77,7 @@ export class CompositionCache {
 		return this;
 	}
 
-	position(context: ContextEntries, entryId: string): number | undefined {
+	position(context: OpenView["context"], entryId: string): number | undefined {
 		let p = this.#positions;
 		if (!p || p.of !== context.entries || p.seen > context.entries.length) {
 			p = { of: context.entries, seen: 0, at: new Map() };
@@ -112,7 +112,7 @@ interface Pending {
 }
 
 /** A fold as Pi projects it: its brief as the content of its first editable entry. */
-function briefMessages(fold: FoldView, context: ContextEntries): unknown[] {
+function briefMessages(fold: FoldView, context: OpenView["context"]): unknown[] {
 	for (let p = fold.start; p < fold.end; p++) {
 		const source = context.sources[p];
 		const role = source && editableRole(source);
@@ -124,7 +124,7 @@ function briefMessages(fold: FoldView, context: ContextEntries): unknown[] {
 }
 
 /** Folds covered by a pending mark (the mark itself and everything under it), by id. */
-function underPendingMarks(lattice: FoldLattice): Set<FoldId> {
+function underPendingMarks(lattice: ReadonlyLattice): Set<FoldId> {
 	const covered = new Set<FoldId>();
 	// Pre-order: a parent is seen before its children.
 	for (const f of lattice.folds()) {
@@ -139,9 +139,9 @@ function underPendingMarks(lattice: FoldLattice): Set<FoldId> {
  * runtime has measured one).
  */
 export function windowComposition(
-	runtime: FoldRuntime,
+	runtime: RuntimeView,
 	cache: CompositionCache,
-	model: CompositionModel | undefined,
+	model: Model,
 ): WindowComposition | undefined {
 	const view = runtime.view;
 	if (!view) return undefined;
@@ -204,11 +204,11 @@ export function windowComposition(
 	let total = 0;
 	for (const name of PART_NAMES) total += parts[name];
 	// The session's model now (a model switch moves the budget before the next boundary measures).
-	const served = runtime.budgetFor(model);
+	const served = runtime.budget(model);
 	return {
 		parts,
 		total,
-		ratio: runtime.meter.calibration.ratioFor(modelKey(model)),
+		ratio: runtime.ratio(model),
 		budget: served.ok ? served.budget : null,
 		...(served.ok
 			? {

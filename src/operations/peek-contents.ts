@@ -4,9 +4,10 @@
 // (role, tool, principal argument, the first words of a note) and the nested folds it holds.
 
 import { principalArgs, principalText } from "../briefs/call-args.ts";
-import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { FoldView } from "../lattice/index.ts";
 import type { SourceView } from "../session/fold-source.ts";
 import { clip, count } from "../values/text-fit.ts";
+import type { ReadonlyLattice } from "./view.ts";
 
 /** Lines of contents at most (the rest is counted). */
 export const CONTENTS_MAX_LINES = 48;
@@ -59,7 +60,7 @@ export function peekContents(
 	fold: FoldView,
 	view: SourceView,
 	leaves: readonly string[],
-	lattice: FoldLattice,
+	lattice: ReadonlyLattice,
 ): ContentsLine[] {
 	const end = (k: number) =>
 		k + 1 < view.offsets.length ? view.offsets[k + 1] - 2 : view.offsets[k] + byteLength(view.partTexts[k]);

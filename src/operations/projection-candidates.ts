@@ -1,14 +1,13 @@
-// Projection candidates (SPEC 8): one record per fold the window shows collapsed, in window order,
+// Projection candidates: one record per fold the window shows collapsed, in window order,
 // for a host that plans its own context (a memory slate) around pi-fold's folds. Each record says
 // what the fold costs as shown (its brief), what expanding it would cost (its exact source), how
 // much it saves, and the tool call that expands it. Read-only: it never changes the runtime.
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import type { FoldId, HexHash } from "../fold-types.ts";
-import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import { estimateMessages } from "../meter/occupancy.ts";
-import type { ContextEntries } from "../session/context-entries.ts";
-import { FOLD_TOOL_NAME } from "../tool/schema.ts";
+import type { FoldView } from "../lattice/index.ts";
+import { estimateMessages } from "../meter/estimate.ts";
+import { errorMessage, FOLD_TOOL_NAME, type FoldId, type HexHash } from "../vocabulary.ts";
+import type { OpenView, RuntimeView } from "./view.ts";
 
 export const PROJECTION_GENERATOR_VERSION = "memory-slate-generators-v2";
 
@@ -46,10 +45,7 @@ export interface ProjectionCandidate {
 }
 
 /** What the candidates are computed from: the open session's lattice and its context entries. */
-export interface ProjectionSource {
-	lattice: FoldLattice;
-	context: ContextEntries;
-}
+export type ProjectionSource = Pick<OpenView, "lattice" | "context">;
 
 export function generatorOf(provenance: string): ProjectionGenerator {
 	if (provenance === "supplied") return "projection-supplied";
@@ -113,12 +109,8 @@ export interface CandidateContext {
 	sessionManager?: { getSessionId(): string };
 }
 
-/** The runtime as the provider needs it (FoldRuntime's view and core, and its problem log). */
-export interface CandidateRuntime {
-	readonly core: PiFoldCore;
-	readonly view: (ProjectionSource & { sessionId: string }) | undefined;
-	problem(where: string, reason: string): void;
-}
+/** The runtime as the provider needs it: its view and core, and its problem log. */
+export type CandidateRuntime = Pick<RuntimeView, "core" | "view" | "problem">;
 
 /**
  * `projectionCandidates(ctx?)` as registerPiFold returns it: [] with no open session, or when
@@ -139,7 +131,7 @@ export function projectionCandidateProvider(
 			return projectionCandidates(rt.core, view);
 		} catch (err) {
 			try {
-				rt?.problem("projectionCandidates", err instanceof Error ? err.message : String(err));
+				rt?.problem("projectionCandidates", errorMessage(err));
 			} catch {
 				// Nothing more to do: the caller still gets an answer.
 			}

@@ -1,22 +1,14 @@
 // Window edits asked for between boundaries (the agent's expand/refold from a tool call, a person's
-// /fold-editor Enter) are staged and committed at the next boundary in one batch (SPEC 6): a tool's
+// /fold-editor Enter) are staged and committed at the next boundary in one batch: a tool's
 // execute runs before its turn's turn_end, so the very next request shows them. Also here: what a
 // peek asked for its own result (marked for the next commit, or pinned), done once the model has
 // seen that result.
 import type { ContextEditEntryDraft, ProjectedSessionEntry } from "@earendil-works/pi-coding-agent";
 import { expandDrafts, refoldDrafts, validateDrafts } from "../edits/drafts.ts";
-import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { JournalOp } from "../session/journal.ts";
-
-export type StagedEdit = { op: "expand" | "refold"; id: FoldId };
-
-/** A peek's request about its own tool result, carried out at a later boundary. */
-export interface PeekFollowUp {
-	toolCallId: string;
-	ephemeral: boolean;
-}
+import type { PeekFollowUp, StagedEdit } from "../session/staged.ts";
 
 /** Apply one staged edit to `lattice` (in place); the reason when the lattice refuses it. */
 export function applyStaged(lattice: FoldLattice, edit: StagedEdit): string | undefined {

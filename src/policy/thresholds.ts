@@ -1,17 +1,8 @@
-// The folding policy (SPEC 8): when a commit fires, how far it folds, when roots consolidate and
+// The folding policy: when a commit fires, how far it folds, when roots consolidate and
 // how big a mark must be. Validated as a whole: an impossible policy is refused with every
 // offending field named, and nothing is clamped into range behind the user's back.
 
-export interface Thresholds {
-	/** A commit fires when the next request would reach this share of the serving budget. */
-	maxTarget: number;
-	/** A commit folds, stalest first, until occupancy is back at or below this share. */
-	minTarget: number;
-	/** More visible unpinned fold roots than this are consolidated at the next commit. */
-	consolidateAfter: number;
-	/** A pending mark must cover at least this many characters. */
-	minFoldChars: number;
-}
+import { THRESHOLD_KEYS, type Thresholds } from "../vocabulary.ts";
 
 export const DEFAULT_THRESHOLDS: Readonly<Thresholds> = Object.freeze({
 	maxTarget: 0.8,
@@ -20,11 +11,10 @@ export const DEFAULT_THRESHOLDS: Readonly<Thresholds> = Object.freeze({
 	minFoldChars: 8000,
 });
 
-export const THRESHOLD_KEYS = ["maxTarget", "minTarget", "consolidateAfter", "minFoldChars"] as const;
-
 export type ThresholdsResult = { ok: true; thresholds: Thresholds } | { ok: false; problems: string[] };
 
-const describe = (v: unknown): string => (typeof v === "string" ? JSON.stringify(v) : String(v));
+/** A value as the person wrote it (a settings file, /fold-settings): strings quoted, numbers as they are. */
+const asWritten = (v: unknown): string => (typeof v === "string" ? JSON.stringify(v) : String(v));
 
 /**
  * Check a (partial) thresholds object, merged over `base` (the defaults unless given). Returns the
@@ -35,7 +25,7 @@ export function validateThresholds(input: unknown, base: Readonly<Thresholds> = 
 	if (typeof input !== "object" || input === null || Array.isArray(input)) {
 		return {
 			ok: false,
-			problems: [`thresholds must be an object, got ${Array.isArray(input) ? "an array" : describe(input)}`],
+			problems: [`thresholds must be an object, got ${Array.isArray(input) ? "an array" : asWritten(input)}`],
 		};
 	}
 	const given = input as Record<string, unknown>;
@@ -51,13 +41,13 @@ export function validateThresholds(input: unknown, base: Readonly<Thresholds> = 
 	const share = (key: "maxTarget" | "minTarget"): void => {
 		const v = merged[key];
 		if (typeof v !== "number" || !Number.isFinite(v) || v <= 0 || v > 1) {
-			problems.push(`thresholds.${key} must be a number in (0, 1], got ${describe(v)}`);
+			problems.push(`thresholds.${key} must be a number in (0, 1], got ${asWritten(v)}`);
 		}
 	};
 	const count = (key: "consolidateAfter" | "minFoldChars"): void => {
 		const v = merged[key];
 		if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) {
-			problems.push(`thresholds.${key} must be an integer >= 1, got ${describe(v)}`);
+			problems.push(`thresholds.${key} must be an integer >= 1, got ${asWritten(v)}`);
 		}
 	};
 	share("maxTarget");

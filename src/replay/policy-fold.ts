@@ -17,7 +17,7 @@ import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ExtensionContext, SessionEntry, TurnEndEvent } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { RuntimeSettings } from "../host/options.ts";
-import type { ModelLimits } from "../meter/occupancy.ts";
+import type { ModelLimits } from "../meter/budget.ts";
 import type { RequestRecord } from "../report/arm-report.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
 import { EntryLog, type LogHeader } from "./entry-log.ts";

@@ -8,7 +8,6 @@
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { Open } from "../runtime/runtime-types.ts";
 import {
 	entryText,
 	innermostOwners,
@@ -17,6 +16,7 @@ import {
 	type ViewPart,
 	viewLayout,
 } from "../session/fold-source.ts";
+import type { Open } from "../session/open-session.ts";
 import { utf8Length } from "../values/text-fit.ts";
 
 /** One entry as the text view shows it, and its length in UTF-8 bytes. */

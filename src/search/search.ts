@@ -7,16 +7,14 @@
 // A time budget bounds even a pathological pattern: past it, the answer says where it stopped.
 import { performance } from "node:perf_hooks";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import type { FoldId } from "../fold-types.ts";
 import type { FoldView } from "../lattice/index.ts";
-import type { Open } from "../runtime/runtime-types.ts";
+import type { Open } from "../session/open-session.ts";
 import { codePointLength, headOf, oneLine, tailOf, utf8Length } from "../values/text-fit.ts";
+import { type FoldId, SEARCH_DEFAULT_LIMIT } from "../vocabulary.ts";
 import type { FoldTexts, ReadProblem } from "./fold-texts.ts";
 import { Matcher } from "./matcher.ts";
 import { literalPattern, MAX_QUERY_CHARS, type Node, PatternError, parseRegex, requiredLiteral } from "./pattern.ts";
 
-export const SEARCH_DEFAULT_LIMIT = 8;
-export const SEARCH_MAX_LIMIT = 30;
 /** Past this, a search stops and says how far it got. */
 export const SEARCH_TIME_BUDGET_MS = 3_000;
 /** A matching line is shown in at most this many characters, around the match. */

@@ -1,4 +1,4 @@
-// Evidence ingestion (SPEC 6): a tool result over a size threshold is also written, as it was
+// Evidence ingestion: a tool result over a size threshold is also written, as it was
 // produced, to a read-only (0444) file under the session's `pi-fold-evidence/` directory: an
 // exact-recovery anchor the agent can read with ordinary tools even after its result is folded.
 // Capped per session; past the cap a result is skipped and counted. Nothing here may fail a tool
@@ -11,6 +11,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { type PiFoldCore, toHex } from "../../bindings/index.ts";
 import { isTempName, publishOnce } from "../store/atomic.ts";
+import { errorMessage } from "../vocabulary.ts";
 
 export const EVIDENCE_DIR_NAME = "pi-fold-evidence";
 export const DEFAULT_EVIDENCE_CAP_BYTES = 512 * 1024 * 1024;
@@ -142,7 +143,7 @@ export class EvidenceWriter {
 		try {
 			return this.#write(toolCallId, toolName, content);
 		} catch (err) {
-			const reason = `evidence for ${toolName} ${toolCallId}: ${err instanceof Error ? err.message : String(err)}`;
+			const reason = `evidence for ${toolName} ${toolCallId}: ${errorMessage(err)}`;
 			this.#problem(reason);
 			return { kind: "failed", reason };
 		}

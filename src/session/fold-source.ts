@@ -1,4 +1,4 @@
-// What `peek` reads: one fold's exact source, verified, and its readable text view (SPEC 5).
+// What `peek` and search read: one fold's exact source, verified, and its readable text view.
 // A committed or expanded fold is read from the store alone (verifyFold: every record and leaf
 // object checked against its SHA-256), which is the lossless promise itself; a pending mark is
 // not in the window yet and its leaves may not be written, so it is read from the session's own
@@ -6,8 +6,9 @@
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
 import type { FoldId } from "../fold-types.ts";
-import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
+import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
+import { asRecord, errorMessage, type Outcome } from "../vocabulary.ts";
 import type { ContextEntries } from "./context-entries.ts";
 import type { RecordIndex } from "./persist.ts";
 
@@ -79,7 +80,7 @@ export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source
 	} catch (err) {
 		return {
 			ok: false,
-			reason: `fold ${id} could not be read back: ${err instanceof Error ? err.message : String(err)}`,
+			reason: `fold ${id} could not be read back: ${errorMessage(err)}`,
 		};
 	}
 }
@@ -105,8 +106,6 @@ export function innermostOwners(lattice: FoldLattice, fold: FoldView): FoldId[] 
 }
 
 type Loose = Record<string, unknown>;
-const asRecord = (v: unknown): Loose | undefined =>
-	typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Loose) : undefined;
 
 /** Text and tool calls of a content field; thinking blocks and provider metadata are left out. */
 function contentLines(content: unknown): string[] {

@@ -6,6 +6,7 @@
 import type { FoldId, HexHash } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
+import { errorMessage } from "../vocabulary.ts";
 import type { ContextEntries } from "./context-entries.ts";
 
 /** A leaf to write: its content hash (the store's name for it) and its canonical text. */
@@ -87,7 +88,7 @@ export class LeafPrewriter {
 			this.stats.failed += fresh.length;
 			// Forget them, so a later mark (or the commit) writes them again.
 			for (const l of fresh) if (this.#writes.get(l.hash)?.write === write) this.#writes.delete(l.hash);
-			this.#problem("prewrite", `background leaf write failed (the commit writes them): ${errorText(err)}`);
+			this.#problem("prewrite", `background leaf write failed (the commit writes them): ${errorMessage(err)}`);
 			return new Set<HexHash>();
 		});
 		for (const l of fresh) this.#writes.set(l.hash, { store, write });
@@ -121,8 +122,4 @@ export class LeafPrewriter {
 		this.stats.reused += out.size;
 		return out;
 	}
-}
-
-function errorText(err: unknown): string {
-	return err instanceof Error ? err.message : String(err);
 }

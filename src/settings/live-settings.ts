@@ -3,7 +3,7 @@
 // runtime reads `settings.thresholds` on every decision, so an accepted edit takes effect by
 // replacing that field on the very object the runtime holds (never a copy).
 import type { RuntimeSettings } from "../host/options.ts";
-import type { Thresholds } from "../policy/thresholds.ts";
+import type { Thresholds } from "../vocabulary.ts";
 import {
 	applySettingsEdit,
 	defaultSettings,

@@ -8,8 +8,9 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { DELETED_OPTIONS } from "../host/options.ts";
-import { DEFAULT_THRESHOLDS, THRESHOLD_KEYS, type Thresholds, validateThresholds } from "../policy/thresholds.ts";
+import { DEFAULT_THRESHOLDS, validateThresholds } from "../policy/thresholds.ts";
 import { fsCode } from "../store/errors.ts";
+import { THRESHOLD_KEYS, type Thresholds } from "../vocabulary.ts";
 import { replaceTextFile } from "./atomic-text.ts";
 
 export interface UserSettings {

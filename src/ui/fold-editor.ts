@@ -1,9 +1,10 @@
-// /fold-editor (SPEC 7): the window map as a pi-tui component. A SelectList holds the rows
+// /fold-editor: the window map as a pi-tui component. A SelectList holds the rows
 // (editor-model.ts builds them); Enter, m, u and p become one of the runtime's validated operations
 // (FoldActions), the same the agent's tool runs. A refusal is shown on the message line and
 // changes nothing. Expand is staged for the next turn; previews read text without touching the
 // window. The component fills the terminal it is given (fold-editor-command.ts opens it as an overlay
 // over the whole screen) and pads every line, so nothing of the chat behind shows through.
+
 import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import {
 	type Component,
@@ -19,11 +20,9 @@ import {
 	truncateToWidth,
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import { EntryTokens, windowCosts } from "../meter/arithmetic.ts";
-import { modelKey } from "../meter/occupancy.ts";
 import type { FoldActions } from "../operations/actions.ts";
-import type { FoldRuntime } from "../runtime/runtime.ts";
-import { entryText, sliceUtf8 } from "../session/fold-source.ts";
+import type { RuntimeView } from "../operations/view.ts";
+import { errorMessage } from "../vocabulary.ts";
 import {
 	type EditorKey,
 	type EditorRow,
@@ -43,7 +42,7 @@ type Paint = Pick<Theme, "fg" | "bold">;
 
 export interface FoldEditorDeps {
 	actions: FoldActions;
-	runtime: FoldRuntime;
+	runtime: RuntimeView;
 	ctx: ExtensionContext;
 	theme: Paint;
 	requestRender: () => void;
@@ -83,7 +82,6 @@ interface BuiltFrom {
 
 export class FoldEditor implements Component, Focusable {
 	readonly #deps: FoldEditorDeps;
-	readonly #tokens: EntryTokens;
 	#rows: EditorRow[] = [];
 	#header: string[] = [];
 	#list: SelectList;
@@ -98,7 +96,6 @@ export class FoldEditor implements Component, Focusable {
 
 	constructor(deps: FoldEditorDeps) {
 		this.#deps = deps;
-		this.#tokens = new EntryTokens(deps.runtime.core);
 		this.#list = this.#refresh(deps.select ? `fold:${deps.select}` : undefined, 0);
 	}
 
@@ -162,7 +159,7 @@ export class FoldEditor implements Component, Focusable {
 			}
 		} catch (err) {
 			// A key press must never take the TUI down: say it and keep the map.
-			this.#say(`failed inside pi-fold, nothing changed: ${err instanceof Error ? err.message : String(err)}`, true);
+			this.#say(`failed inside pi-fold, nothing changed: ${errorMessage(err)}`, true);
 		}
 		this.#deps.requestRender();
 	}
@@ -249,12 +246,11 @@ export class FoldEditor implements Component, Focusable {
 		this.#built = this.#source();
 		const lattice = actions.lattice();
 		const over = actions.overview(ctx);
-		if (!view || !lattice) {
+		const shown = lattice && actions.shownTokens(lattice, ctx);
+		if (!view || !lattice || !shown) {
 			this.#rows = [];
 			this.#header = ["pi-fold: no session is open yet"];
 		} else {
-			const ratio = runtime.meter.calibration.ratioFor(modelKey(ctx.model));
-			const shown = windowCosts(lattice, view.context, this.#tokens).shownAt.map((t) => t * ratio);
 			const freed = over.ok ? new Map(over.overview.marks.map((m) => [m.id, m.freed])) : undefined;
 			this.#rows = windowRows({ lattice, context: view.context, shown, staged: runtime.staged, freed });
 			const figure = windowFigure(actions, ctx, runtime.staged, runtime.foldRequested);
@@ -285,7 +281,7 @@ export class FoldEditor implements Component, Focusable {
 	#source(): BuiltFrom {
 		const { runtime } = this.#deps;
 		return {
-			lattice: runtime.lattice,
+			lattice: runtime.view?.lattice,
 			staged: runtime.staged.length,
 			entries: runtime.view?.context.entries.length ?? 0,
 		};
@@ -413,10 +409,9 @@ export class FoldEditor implements Component, Focusable {
 				text: r.slice.text,
 			};
 		} else {
-			const view = this.#deps.runtime.view;
-			if (!view) return refused("no session is open yet");
-			const text = row.entryIds.map((_, i) => entryText(view.context.texts[row.start + i] ?? "")).join("\n\n");
-			const slice = sliceUtf8(text, 0, bytes);
+			const r = this.#deps.actions.rawEntries(row.start, row.entryIds.length, bytes);
+			if (!r.ok) return refused(r.reason);
+			const { slice } = r;
 			this.#preview = {
 				key: row.key,
 				level,

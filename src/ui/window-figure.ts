@@ -4,7 +4,7 @@
 // staged since will change). Every display formats it here, so the number, the denominator, the
 // rounding and the words for a staged change are written once.
 import type { FoldActions } from "../operations/actions.ts";
-import type { StagedEdit } from "../policy/staging.ts";
+import type { StagedEdit } from "../operations/view.ts";
 
 /** 850, 3.1k, 12k, 200k, 1.2M: short, and never more than 4 characters before the unit. */
 export function formatTokens(n: number): string {

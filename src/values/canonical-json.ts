@@ -1,8 +1,9 @@
 // Canonical JSON: object keys sorted, so the same data always gives the same text. Pi's messages
-// do not keep a stable key order (a re-synthesized or replayed message can list its keys in a
-// different order, REPORT.md §2), so digests over raw JSON.stringify would report rewrites that
-// did not happen. Same value rules as JSON.stringify (it does the work: native escaping is the
-// bulk of the cost, and a hand-written serializer measured about 30% slower on a 400 KB window).
+// do not keep a stable key order (a re-synthesized or replayed message can list its keys in
+// another order than the same message had before), so digests over raw JSON.stringify would
+// report rewrites that did not happen. Same value rules as JSON.stringify (it does the work:
+// native escaping is the bulk of the cost, and a hand-written serializer measured about 30%
+// slower on a 400 KB window).
 // Objects whose keys are already in order, most of them, are passed through without a copy.
 
 function sortKeys(_key: string, value: unknown): unknown {

@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../../harness/pi-harness.ts";
 import { editedTargets, windowRepair } from "../../src/edits/reconcile.ts";
-import { RECORD_TYPE } from "../../src/session/journal.ts";
 import { rebuildLattice } from "../../src/session/rebuild.ts";
+import { RECORD_TYPE } from "../../src/vocabulary.ts";
 import { pairingProblems } from "../helpers/requests.ts";
 import { auditFolds, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 

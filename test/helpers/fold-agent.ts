@@ -18,12 +18,10 @@ import type { FoldId } from "../../src/fold-types.ts";
 import { type PiFold, registerPiFold } from "../../src/index.ts";
 import type { FoldView, LatticeSnapshot } from "../../src/lattice/index.ts";
 import type { FoldActions } from "../../src/operations/actions.ts";
-import type { StagedEdit } from "../../src/policy/staging.ts";
-import type { Thresholds } from "../../src/policy/thresholds.ts";
 import type { FoldRuntime, RuntimeStatus } from "../../src/runtime/runtime.ts";
-import { RECORD_TYPE } from "../../src/session/journal.ts";
 import { rebuildLattice } from "../../src/session/rebuild.ts";
-import { FOLD_TOOL_NAME } from "../../src/tool/schema.ts";
+import type { StagedEdit } from "../../src/session/staged.ts";
+import { FOLD_TOOL_NAME, RECORD_TYPE, type Thresholds } from "../../src/vocabulary.ts";
 import { canonical, pairingProblems } from "./requests.ts";
 
 /** The window arithmetic a pi_fold_context result carries. */
