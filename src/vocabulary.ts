@@ -46,6 +46,13 @@ export interface Thresholds {
 
 export const THRESHOLD_KEYS = ["maxTarget", "minTarget", "consolidateAfter", "minFoldChars"] as const;
 
+/** What one runtime runs with: the options, checked, with the thresholds in force (the settings file may replace them). */
+export interface RuntimeSettings {
+	thresholds: Thresholds;
+	providerInputBudget?: number;
+	blacklistAutoFoldTools: ReadonlySet<string>;
+}
+
 /** Peek's default slice (a few thousand tokens) and largest slice, in UTF-8 bytes of a fold's text view. */
 export const PEEK_DEFAULT_BYTES = 8_000;
 export const PEEK_MAX_BYTES = 200_000;

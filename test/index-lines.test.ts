@@ -20,8 +20,8 @@ import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.
 import { FoldPolicy } from "../src/replay/policy-fold.ts";
 import { replayFile } from "../src/replay/replay.ts";
 import { braceReadings, indexCoverage } from "../src/report/index-coverage.ts";
-import type { Open } from "../src/runtime/runtime.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
+import type { Open } from "../src/session/open-session.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

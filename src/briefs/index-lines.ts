@@ -331,6 +331,21 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 		left -= b.cost;
 	}
 	// Round 3: short notes, in order, while they fit (else the first note's start, where it fits).
+	left = shortNotes(children, left);
+	// Round 4: more principal arguments across all children (a line's length is its parts' sum).
+	left = growAll(
+		children.map((c) => c.tools),
+		left,
+	);
+	// Round 5: what is left, evenly, to the first words of each call's result and to longer notes.
+	spendTheRest(children, left);
+	const out = lines.map((l) => (typeof l === "string" ? clip(l, Math.max(1, codePointLength(l))) : l.text()));
+	if (marker) out.splice(firstCount, 0, marker);
+	return out;
+}
+
+/** Each child's short notes, in order, while they fit (else the first note's start); returns what is left. */
+function shortNotes(children: readonly ChildLine[], left: number): number {
 	for (const c of children) {
 		for (const room of [SHORT_NOTES, MIN_NOTES]) {
 			const before = c.length;
@@ -343,13 +358,14 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 			c.notes = 0;
 		}
 	}
-	// Round 4: more principal arguments across all children (a line's length is its parts' sum).
-	left = growAll(
-		children.map((c) => c.tools),
-		left,
-	);
-	// Round 5: what is left, evenly, to the first words of each call's result (small tool batches)
-	// and to longer notes; a brief stays no longer than what it has to say.
+	return left;
+}
+
+/**
+ * `left`, shared evenly, to the first words of each call's result (small tool batches) and to
+ * longer notes; a brief stays no longer than what it has to say.
+ */
+function spendTheRest(children: readonly ChildLine[], left: number): void {
 	const perCallWant = (c: ChildLine) =>
 		c.child.kind === "tool-batch" && c.tools.complete
 			? Math.max(0, codePointLength(perCallText(c.child.span.calls, 100_000) ?? "") - codePointLength(c.tools.text()))
@@ -372,7 +388,4 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 		c.notes = Math.min(LONG_NOTES, Math.max(c.notes, c.notes + budget - c.length));
 		if (c.length > budget) c.notes = notesBefore;
 	});
-	const out = lines.map((l) => (typeof l === "string" ? clip(l, Math.max(1, codePointLength(l))) : l.text()));
-	if (marker) out.splice(firstCount, 0, marker);
-	return out;
 }

@@ -8,8 +8,7 @@ import { FENCE_STATUS_KEY, fenceMessage } from "../meter/fence.ts";
 import { FoldActions } from "../operations/actions.ts";
 import type { FoldHandle } from "../operations/view.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
-import { errorMessage, RECORD_TYPE } from "../vocabulary.ts";
-import type { RuntimeSettings } from "./options.ts";
+import { errorMessage, RECORD_TYPE, type RuntimeSettings } from "../vocabulary.ts";
 
 /** The runtime of the extension instance, created once the core has loaded. */
 export interface RuntimeHandle extends FoldHandle {
@@ -23,24 +22,39 @@ export interface RuntimeHandle extends FoldHandle {
 export const CANCEL_EXPLAINED =
 	"Auto-compaction cancelled by pi-fold: it folds old messages instead and keeps every original (/fold-status)";
 
-export function registerRuntimeHooks(
-	pi: ExtensionAPI,
-	core: () => CoreState,
-	settings: RuntimeSettings,
-): RuntimeHandle {
-	let runtime: FoldRuntime | undefined;
-	let failure: string | undefined;
-	const ensure = (): FoldRuntime | undefined => {
-		if (runtime || failure) return runtime;
-		const state = core();
-		if (!state.ok) failure = `the pi-fold core did not load from ${state.source}: ${state.reason}`;
-		else runtime = new FoldRuntime(state.core, settings);
-		return runtime;
-	};
+/** The runtime, made on first use, and every handler's body run on it timed and caught. */
+class Guard {
+	readonly #core: () => CoreState;
+	readonly #settings: RuntimeSettings;
+	#runtime: FoldRuntime | undefined;
+	#failure: string | undefined;
+
+	constructor(core: () => CoreState, settings: RuntimeSettings) {
+		this.#core = core;
+		this.#settings = settings;
+	}
+
+	/** The runtime, once the core has loaded; undefined (and `failure` says why) when it cannot. */
+	runtime(): FoldRuntime | undefined {
+		if (this.#runtime || this.#failure) return this.#runtime;
+		const state = this.#core();
+		if (!state.ok) this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}`;
+		else this.#runtime = new FoldRuntime(state.core, this.#settings);
+		return this.#runtime;
+	}
+
+	/** The runtime if it was made already (never loads the core). */
+	get made(): FoldRuntime | undefined {
+		return this.#runtime;
+	}
+
+	get failure(): string | undefined {
+		return this.#failure;
+	}
 
 	/** Run a handler's body on the runtime, timed and caught; `request` marks the per-request boundary. */
-	const guarded = <T>(where: string, body: (rt: FoldRuntime) => T, request = false): T | undefined => {
-		const rt = ensure();
+	run<T>(where: string, body: (rt: FoldRuntime) => T, request = false): T | undefined {
+		const rt = this.runtime();
 		if (!rt) return undefined;
 		const t0 = performance.now();
 		try {
@@ -51,14 +65,14 @@ export function registerRuntimeHooks(
 		} finally {
 			rt.addTime(performance.now() - t0, request);
 		}
-	};
+	}
 
 	/**
-	 * guarded for a body that waits (a commit's store writes): Pi awaits the returned promise, so the
+	 * `run` for a body that waits (a commit's store writes): Pi awaits the returned promise, so the
 	 * time counted is until the body settles, and the result is returned only once it is durable.
 	 */
-	const guardedAsync = async <T>(where: string, body: (rt: FoldRuntime) => Promise<T>): Promise<T | undefined> => {
-		const rt = ensure();
+	async runAsync<T>(where: string, body: (rt: FoldRuntime) => Promise<T>): Promise<T | undefined> {
+		const rt = this.runtime();
 		if (!rt) return undefined;
 		const t0 = performance.now();
 		try {
@@ -69,10 +83,13 @@ export function registerRuntimeHooks(
 		} finally {
 			rt.addTime(performance.now() - t0, false);
 		}
-	};
+	}
+}
 
+/** A session opened, navigated or compacted by Pi: everything is rebuilt from the session. */
+function onSessions(pi: ExtensionAPI, guard: Guard): void {
 	const reopen = (where: string) => (_e: unknown, ctx: ExtensionContext) =>
-		void guarded(where, (rt) => {
+		void guard.run(where, (rt) => {
 			rt.open(ctx.sessionManager);
 			rt.budget(ctx.model);
 		});
@@ -80,14 +97,20 @@ export function registerRuntimeHooks(
 	pi.on("session_tree", reopen("session_tree"));
 	// A compaction replaced the window (Pi did it, with the user's say-so): a new baseline.
 	pi.on("session_compact", reopen("session_compact"));
+	// /model or a model cycle: the next commit, the fence and status use the new model's budget.
+	// Pi awaits it: a fold this plans is durable before the switch returns.
+	pi.on("model_select", (e, ctx) => guard.runAsync("model_select", (rt) => rt.modelSelected(e.model, ctx)));
+}
 
+/** Each request about to go out: recorded (a bridge may show on it), then fenced. */
+function onRequests(pi: ExtensionAPI, guard: Guard): void {
 	pi.on("context", (e, ctx) => {
 		// Read-only, except a /fold planned while idle, shown on the request it was asked before.
-		const bridged = guarded("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true);
+		const bridged = guard.run("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true);
 		return bridged ? { messages: bridged as typeof e.messages } : undefined;
 	});
 	pi.on("context_with_system", (e, ctx) => {
-		const stop = guarded("context_with_system", (rt) => rt.observeRequest(e.messages, ctx));
+		const stop = guard.run("context_with_system", (rt) => rt.observeRequest(e.messages, ctx));
 		if (!stop) return;
 		// The fence: abort before the stream function runs, and say why out of band only.
 		const message = fenceMessage(stop);
@@ -99,30 +122,28 @@ export function registerRuntimeHooks(
 				: `~${stop.tokens} > ${stop.budget} tokens`;
 			ctx.ui.setStatus(FENCE_STATUS_KEY, `pi-fold: request stopped (${why})`);
 		} catch (err) {
-			ensure()?.problem("fence", errorMessage(err));
+			guard.runtime()?.problem("fence", errorMessage(err));
 		}
 	});
+}
 
-	// /model or a model cycle: the next commit, the fence and status use the new model's budget.
-	// Pi awaits it: a fold this plans is durable before the switch returns.
-	pi.on("model_select", (e, ctx) => guardedAsync("model_select", (rt) => rt.modelSelected(e.model, ctx)));
-
+/** The turn boundary, and Pi's compaction (declined, or answered by folding on an overflow). */
+function onBoundaries(pi: ExtensionAPI, guard: Guard): void {
 	pi.on("turn_end", async (e, ctx) => {
-		const mine = await guardedAsync("turn_end", (rt) => rt.turnEnd(e, ctx));
+		const mine = await guard.runAsync("turn_end", (rt) => rt.turnEnd(e, ctx));
 		// Handlers chain: keep what earlier extensions proposed.
 		return mine && mine.length > 0 ? { entries: [...e.entries, ...mine] } : undefined;
 	});
-
 	pi.on("session_before_compact", (e, ctx) => {
 		// An overflow plans a commit: answer (cancel Pi's compaction) only once its folds are durable.
-		if (e.reason === "overflow") return guardedAsync("session_before_compact", (rt) => rt.overflow(e, ctx));
+		if (e.reason === "overflow") return guard.runAsync("session_before_compact", (rt) => rt.overflow(e, ctx));
 		const reason = e.reason === "threshold" ? "threshold" : "manual";
-		return guarded("session_before_compact", (rt) => rt.compactionRequested(reason));
+		return guard.run("session_before_compact", (rt) => rt.compactionRequested(reason));
 	});
-
 	let explained = false;
 	pi.on("session_compact_failed", (e, ctx) => {
-		if (explained || e.reason !== "threshold" || !e.aborted || !runtime?.compaction.thresholdCancelled) return;
+		const declined = guard.made?.compaction.thresholdCancelled;
+		if (explained || e.reason !== "threshold" || !e.aborted || !declined) return;
 		explained = true;
 		try {
 			ctx.ui.notify(CANCEL_EXPLAINED, "info");
@@ -130,20 +151,29 @@ export function registerRuntimeHooks(
 			// No UI to tell: /fold-status says it too.
 		}
 	});
-
 	// Only an armed overflow recovery answers here (one batch, one continuation); its folds were made
 	// durable before session_before_compact answered, so nothing is left to wait for.
 	pi.on("agent_before_settle", (e, ctx) => {
-		const mine = guarded("agent_before_settle", (rt) => rt.beforeSettle(e, ctx));
+		const mine = guard.run("agent_before_settle", (rt) => rt.beforeSettle(e, ctx));
 		return mine ? { ...mine, entries: mine.entries ?? e.entries } : undefined;
 	});
+}
 
+export function registerRuntimeHooks(
+	pi: ExtensionAPI,
+	core: () => CoreState,
+	settings: RuntimeSettings,
+): RuntimeHandle {
+	const guard = new Guard(core, settings);
+	onSessions(pi, guard);
+	onRequests(pi, guard);
+	onBoundaries(pi, guard);
 	let actions: FoldActions | undefined;
 	return {
-		get: () => ensure(),
-		reason: () => (ensure() ? undefined : failure),
+		get: () => guard.runtime(),
+		reason: () => (guard.runtime() ? undefined : guard.failure),
 		actions: () => {
-			const rt = ensure();
+			const rt = guard.runtime();
 			if (rt && !actions) actions = new FoldActions(rt, (op) => pi.appendEntry(RECORD_TYPE, op));
 			return actions;
 		},

@@ -1,7 +1,7 @@
-// registerPiFold's options (SPEC 8), checked whole: an unknown or deleted option is refused by
+// registerPiFold's options, checked whole: an unknown or deleted option is refused by
 // name, thresholds are validated as one policy, nothing is clamped.
 import { validateThresholds } from "../policy/thresholds.ts";
-import type { Thresholds } from "../vocabulary.ts";
+import type { RuntimeSettings, Thresholds } from "../vocabulary.ts";
 
 export interface PiFoldOptions {
 	thresholds?: Partial<Thresholds>;
@@ -9,12 +9,6 @@ export interface PiFoldOptions {
 	providerInputBudget?: number;
 	/** Tools whose results never fold automatically. */
 	blacklistAutoFoldTools?: Iterable<string>;
-}
-
-export interface RuntimeSettings {
-	thresholds: Thresholds;
-	providerInputBudget?: number;
-	blacklistAutoFoldTools: ReadonlySet<string>;
 }
 
 const KNOWN = new Set(["thresholds", "providerInputBudget", "blacklistAutoFoldTools"]);

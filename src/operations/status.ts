@@ -5,6 +5,7 @@ import type { BudgetStatus } from "../meter/meter.ts";
 import type { Occupancy } from "../meter/occupancy.ts";
 import type { RewriteCounters } from "../meter/recorder.ts";
 import type { EvidenceStatus } from "../session/evidence.ts";
+import type { Open } from "../session/open-session.ts";
 import type { FoldId, Thresholds } from "../vocabulary.ts";
 
 export type { BudgetStatus };
@@ -62,4 +63,31 @@ export interface RuntimeStatus {
 	problems: string[];
 	/** Requests timed so far, and the handler time of the newest of them. */
 	timing: { requests: number; handlerMs: number[] };
+}
+
+/** The open session's part of status: its marks, its visible roots, its folds, what is known wrong. */
+export function sessionStatus(
+	open: Readonly<Open> | undefined,
+): Pick<RuntimeStatus, "open" | "pendingMarks" | "roots" | "folds" | "damaged" | "unstorable"> {
+	const folds = open?.lattice.folds() ?? [];
+	const entries = open?.lattice.entries ?? [];
+	return {
+		open: open !== undefined,
+		pendingMarks: folds
+			.filter((f) => f.state === "pending")
+			.map((f) => ({
+				id: f.id,
+				kind: f.kind,
+				from: entries[f.start].id,
+				to: entries[f.end - 1].id,
+				provenance: f.provenance,
+			})),
+		roots: (open?.lattice.visibleRoots() ?? []).map((id) => {
+			const f = open?.lattice.get(id);
+			return { id, kind: f?.kind ?? "", brief: f?.brief ?? "" };
+		}),
+		folds: folds.length,
+		damaged: [...(open?.damaged ?? [])].map(([id, reason]) => ({ id, reason })),
+		unstorable: [...(open?.unstorable ?? [])].map(([id, reason]) => ({ id, reason })),
+	};
 }

@@ -1,5 +1,5 @@
 // What a turn boundary appends before any commit, in this order: the window repair if one is due
-// (a request may have shown it already), the staged window edits (expand, refold), what peeks
+// (armed when the session opened; a request may have shown it already), the staged window edits (expand, refold), what peeks
 // asked for their own results, and the frontier's new marks over what the model has seen. Also
 // here: oversized tool results of the turn become read-only evidence files.
 import type {
@@ -12,7 +12,6 @@ import type { PiFoldCore } from "../../bindings/index.ts";
 import { projectionWith } from "../edits/drafts.ts";
 import type { FoldBridge } from "../edits/fold-bridge.ts";
 import { editedTargets, windowRepair } from "../edits/reconcile.ts";
-import type { RuntimeSettings } from "../host/options.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import { windowCosts } from "../meter/arithmetic.ts";
 import type { Meter } from "../meter/meter.ts";
@@ -24,7 +23,7 @@ import { recordDraft } from "../session/journal.ts";
 import type { Open, SessionView } from "../session/open-session.ts";
 import { type LeafPrewriter, leavesOf } from "../session/prewrite.ts";
 import type { Staged } from "../session/staged.ts";
-import type { FoldKind } from "../vocabulary.ts";
+import type { FoldKind, RuntimeSettings } from "../vocabulary.ts";
 
 export interface BoundaryDeps {
 	core: PiFoldCore;
@@ -38,7 +37,7 @@ export interface BoundaryDeps {
 	withdrawn(): ReadonlySet<string>;
 	problem(where: string, reason: string): void;
 	/** Put a copy of the open lattice in its place (changes that leave the window as it is). */
-	replaceLattice(open: Open, next: FoldLattice): void;
+	replaceLattice(next: FoldLattice): void;
 	/** Window tokens this boundary's own edits add, which its measurement (taken before them) misses. */
 	unmeasured(lattice: FoldLattice, tokens: number): void;
 }
@@ -61,6 +60,29 @@ export class Boundary {
 
 	constructor(deps: BoundaryDeps) {
 		this.#deps = deps;
+	}
+
+	/**
+	 * On every open: compare the window Pi projects with the one the folds describe; a difference
+	 * (a commit batch cut short by a crash, or /tree into one) is armed as a repair, shown on the
+	 * next request and appended at the next boundary.
+	 */
+	armRepair(open: Open, sm: SessionView): void {
+		const { repair, problem } = this.#deps;
+		repair.take();
+		const found = windowRepair(
+			open.lattice,
+			open.context.sources,
+			sm.buildSessionProjection().entries,
+			editedTargets(open.raw),
+		);
+		if (found.drafts.length === 0) return;
+		problem(
+			"open",
+			`${found.drafts.length} entries of the window differ from the committed folds (a commit cut short, or /tree into one); repaired at the next turn boundary`,
+		);
+		for (const r of found.reasons.slice(0, 10)) problem("open", r);
+		repair.arm(found.drafts);
 	}
 
 	/** The edits before any commit. `marks` false: no new marks now (a shown /fold commits as it was planned). */
@@ -111,7 +133,7 @@ export class Boundary {
 		if (staged.peeks.length === 0) return [];
 		const done = peekFollowUps(open.lattice, open.context, staged.peeks, messageEntryId);
 		for (const p of done.problems) this.#deps.problem("peek", p);
-		if (done.lattice !== open.lattice) this.#deps.replaceLattice(open, done.lattice);
+		if (done.lattice !== open.lattice) this.#deps.replaceLattice(done.lattice);
 		staged.keepPeeks(done.waiting);
 		return done.ops.map(recordDraft);
 	}

@@ -14,11 +14,11 @@ import type {
 	SessionBeforeCompactResult,
 } from "@earendil-works/pi-coding-agent";
 import { lastOverflowReport, overflowNoticeDraft } from "../edits/overflow-notice.ts";
-import type { RuntimeSettings } from "../host/options.ts";
 import type { Meter } from "../meter/meter.ts";
 import { occupancyOf } from "../meter/occupancy.ts";
 import type { CompactionCounters } from "../operations/status.ts";
 import type { Open, SessionView } from "../session/open-session.ts";
+import type { RuntimeSettings } from "../vocabulary.ts";
 import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
 
 /** Problems-like lists kept for status (the newest). */

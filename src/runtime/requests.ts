@@ -18,7 +18,7 @@ export interface RequestDeps {
 	meter: Meter;
 	/** The window repair and the /fold bridge; a repair shows first. */
 	repair: FoldBridge;
-	fold: FoldBridge;
+	bridge: FoldBridge;
 	problem(where: string, reason: string): void;
 	/** Rebuild from the session (the window drifted from the folds); arms the repair. */
 	reopen(sm: SessionView): void;
@@ -50,7 +50,7 @@ export class RequestWatch {
 	/** The `context` event; returns the messages to send instead, when a bridge shows on this request. */
 	record(messages: readonly unknown[], sm: SessionView): unknown[] | undefined {
 		const { recorder, repair, problem } = this.#deps;
-		const bridge = repair.armed ? repair : this.#deps.fold;
+		const bridge = repair.armed ? repair : this.#deps.bridge;
 		const what = bridge === repair ? "repair" : "fold";
 		const shown = bridge.show(messages, sm);
 		if (shown && !shown.ok) problem(what, `not shown early: ${shown.reason}`);

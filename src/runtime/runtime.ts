@@ -15,31 +15,27 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { FoldBridge } from "../edits/fold-bridge.ts";
-import { editedTargets, windowRepair } from "../edits/reconcile.ts";
-import type { RuntimeSettings } from "../host/options.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { Budget } from "../meter/budget.ts";
 import type { FenceVerdict } from "../meter/fence.ts";
 import { Meter, type Model } from "../meter/meter.ts";
-import { commitNeed, modelKey, type Occupancy, occupancyOf } from "../meter/occupancy.ts";
+import { commitNeed, type Occupancy, occupancyOf } from "../meter/occupancy.ts";
 import { RewriteRecorder } from "../meter/recorder.ts";
 import { HandlerTiming } from "../meter/timing.ts";
-import type { CommitLog, RuntimeStatus } from "../operations/status.ts";
+import { type CommitLog, type RuntimeStatus, sessionStatus } from "../operations/status.ts";
 import type { RuntimePort } from "../operations/view.ts";
 import { stagedLattice } from "../policy/staging.ts";
 import { type Open, OpenSession, type SessionView } from "../session/open-session.ts";
 import { LeafPrewriter } from "../session/prewrite.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
 import type { FoldStore } from "../store/index.ts";
-import type { FoldId, Outcome } from "../vocabulary.ts";
+import type { FoldId, Outcome, RuntimeSettings } from "../vocabulary.ts";
 import { Boundary } from "./boundary.ts";
 import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
 import { Compaction } from "./compaction.ts";
+import { EarlyFold } from "./early-fold.ts";
 import { ProblemLog } from "./problems.ts";
 import { RequestWatch } from "./requests.ts";
-
-export type { CommitLog, RuntimeStatus } from "../operations/status.ts";
-export type { Open } from "../session/open-session.ts";
 
 export class FoldRuntime implements RuntimePort {
 	readonly #core: PiFoldCore;
@@ -55,22 +51,14 @@ export class FoldRuntime implements RuntimePort {
 	readonly #compaction: Compaction;
 	/** A /fold planned while idle, shown through the context event until its turn_end commits it. */
 	readonly #bridge = new FoldBridge();
-	/**
-	 * Edits that make Pi's window agree with the committed folds again (a commit batch cut short by
-	 * a crash, or /tree into one): shown on requests at once, appended at the next boundary.
-	 */
+	/** Edits that make Pi's window agree with the committed folds again: shown at once, appended at the next boundary. */
 	readonly #repair = new FoldBridge();
 	readonly #requests: RequestWatch;
 	readonly #boundary: Boundary;
+	readonly #early: EarlyFold;
 	#commits: CommitLog[] = [];
 	/** The last calibrated estimate of the next request (at a turn boundary or a commit). */
 	#occupancy: Occupancy | null = null;
-	/**
-	 * Window tokens (uncalibrated) the last boundary's staged edits added, on the lattice they made:
-	 * that boundary measured the window before its own edits, so the measurement misses them until
-	 * the next boundary measures again. Carried over to copies that change no window (adopt).
-	 */
-	#unmeasured: { lattice: FoldLattice; tokens: number } | undefined;
 	#lastTurn = -1;
 
 	constructor(core: PiFoldCore, settings: RuntimeSettings) {
@@ -80,39 +68,42 @@ export class FoldRuntime implements RuntimePort {
 		this.#recorder = new RewriteRecorder(core);
 		const problem = (where: string, reason: string) => this.problem(where, reason);
 		this.#session = new OpenSession(core, problem);
-		const recorder = this.#recorder;
-		this.#requests = new RequestWatch({
-			recorder,
+		// What the collaborators share; each takes its part.
+		const parts = {
+			core,
+			settings,
 			meter: this.#meter,
+			recorder: this.#recorder,
+			staged: this.#staged,
+			bridge: this.#bridge,
 			repair: this.#repair,
-			fold: this.#bridge,
+			prewriter: this.#prewriter,
 			problem,
+			sync: (sm: SessionView) => this.sync(sm),
+			commitDeps: () => this.#commitDeps(),
+		};
+		this.#requests = new RequestWatch({
+			...parts,
 			reopen: (sm) => this.open(sm),
 			pendingMarks: () => this.view?.lattice.pending().length ?? 0,
 		});
 		this.#compaction = new Compaction({
-			meter: this.#meter,
-			settings,
-			sync: (sm) => this.sync(sm),
+			...parts,
 			current: () => this.view,
-			commitDeps: () => this.#commitDeps(),
 			apply: (open, batch) => this.#apply(open, batch, true),
-			problem,
+		});
+		this.#early = new EarlyFold({
+			...parts,
+			occupancy: () => this.#occupancy,
+			remeasured: (occupancy) => {
+				this.#occupancy = occupancy;
+			},
 		});
 		this.#boundary = new Boundary({
-			core,
-			settings,
-			meter: this.#meter,
-			recorder,
-			staged: this.#staged,
-			repair: this.#repair,
-			prewriter: this.#prewriter,
+			...parts,
 			withdrawn: () => this.#session.withdrawn,
-			problem,
-			replaceLattice: (open, next) => this.#replaceLattice(open, next),
-			unmeasured: (lattice, tokens) => {
-				this.#unmeasured = { lattice, tokens };
-			},
+			replaceLattice: (next) => this.#session.replaceLattice(next),
+			unmeasured: (lattice, tokens) => this.#session.unmeasured({ lattice, tokens }),
 		});
 	}
 
@@ -159,10 +150,9 @@ export class FoldRuntime implements RuntimePort {
 		return this.#occupancy;
 	}
 
-	/** What the last occupancy measurement missed of the open lattice's window (see #unmeasured). */
+	/** What the last occupancy measurement missed of the open lattice's window. */
 	get unmeasuredTokens(): number {
-		const u = this.#unmeasured;
-		return u !== undefined && u.lattice === this.view?.lattice ? u.tokens : 0;
+		return this.#session.unmeasuredTokens;
 	}
 
 	/** Token estimates of raw entries and briefs, cached per entry (shared with the operations). */
@@ -201,30 +191,11 @@ export class FoldRuntime implements RuntimePort {
 	}
 
 	status(): RuntimeStatus {
-		const open = this.view;
-		const folds = open?.lattice.folds() ?? [];
-		const entries = open?.lattice.entries ?? [];
 		return {
-			open: open !== undefined,
+			...sessionStatus(this.view),
 			budget: this.#meter.budgetStatus,
 			occupancy: this.#occupancy,
 			thresholds: this.#settings.thresholds,
-			pendingMarks: folds
-				.filter((f) => f.state === "pending")
-				.map((f) => ({
-					id: f.id,
-					kind: f.kind,
-					from: entries[f.start].id,
-					to: entries[f.end - 1].id,
-					provenance: f.provenance,
-				})),
-			roots: (open?.lattice.visibleRoots() ?? []).map((id) => {
-				const f = open?.lattice.get(id);
-				return { id, kind: f?.kind ?? "", brief: f?.brief ?? "" };
-			}),
-			folds: folds.length,
-			damaged: [...(open?.damaged ?? [])].map(([id, reason]) => ({ id, reason })),
-			unstorable: [...(open?.unstorable ?? [])].map(([id, reason]) => ({ id, reason })),
 			commits: [...this.#commits],
 			rewrites: this.#recorder.counters(),
 			alignmentFailures: this.#requests.alignmentFailures,
@@ -263,8 +234,7 @@ export class FoldRuntime implements RuntimePort {
 	}
 
 	adopt(next: FoldLattice): void {
-		const open = this.view;
-		if (open) this.#replaceLattice(open, next);
+		this.#session.replaceLattice(next);
 	}
 
 	stage(edit: StagedEdit): void {
@@ -281,12 +251,6 @@ export class FoldRuntime implements RuntimePort {
 
 	requestFold(only?: ReadonlySet<FoldId>): void {
 		this.#staged.requestFold(only);
-	}
-
-	/** Put `next` in place of the open lattice: a copy of it with changes that leave the window as it is. */
-	#replaceLattice(open: Open, next: FoldLattice): void {
-		if (this.#unmeasured?.lattice === open.lattice) this.#unmeasured.lattice = next;
-		open.lattice = next;
 	}
 
 	// ---- Pi's events ----
@@ -306,21 +270,7 @@ export class FoldRuntime implements RuntimePort {
 	/** After a rebuild: the recorder starts a new baseline, and a window that drifted from the folds is repaired. */
 	#opened(open: Open | undefined, sm: SessionView): void {
 		this.#recorder.rebase();
-		if (!open) return;
-		this.#repair.take();
-		const repair = windowRepair(
-			open.lattice,
-			open.context.sources,
-			sm.buildSessionProjection().entries,
-			editedTargets(open.raw),
-		);
-		if (repair.drafts.length === 0) return;
-		this.problem(
-			"open",
-			`${repair.drafts.length} entries of the window differ from the committed folds (a commit cut short, or /tree into one); repaired at the next turn boundary`,
-		);
-		for (const r of repair.reasons.slice(0, 10)) this.problem("open", r);
-		this.#repair.arm(repair.drafts);
+		if (open) this.#boundary.armRepair(open, sm);
 	}
 
 	/** The `context` event: the request recorded and checked; what to send instead when a bridge shows on it. */
@@ -333,29 +283,9 @@ export class FoldRuntime implements RuntimePort {
 		return this.#requests.observe(messages, ctx);
 	}
 
-	/**
-	 * Pi's `model_select`: the budget of the new model from now on. The last occupancy is kept as the
-	 * best estimate of the next request until the next boundary measures it, as a share of the new
-	 * budget. When Pi is idle and that already reaches maxTarget (a switch to a model with a lower
-	 * price tier or a smaller window), the next prompt's first request would go out before any
-	 * boundary could fold: at the surcharge, or stopped by the fence. So the commit is planned now and
-	 * shown on that request, exactly as a /fold while idle is (prepareFold).
-	 */
-	async modelSelected(model: Model, ctx: ExtensionContext): Promise<void> {
-		const budget = this.budget(model);
-		if (!budget.ok || !this.#occupancy) return;
-		const occupancy = occupancyOf(this.#occupancy.tokens, budget.budget);
-		this.#occupancy = occupancy;
-		const need = commitNeed(occupancy, this.#settings.thresholds);
-		if (need <= 0 || !ctx.isIdle() || this.foldRequested || this.#bridge.armed) return;
-		this.#staged.requestFold();
-		const early = await this.prepareFold(ctx, need);
-		if (early.ok) return;
-		this.#staged.takeFold();
-		this.problem(
-			"model_select",
-			`nothing folded for ${modelKey(model)}'s budget before the next request: ${early.reason}`,
-		);
+	/** Pi's `model_select`: the new model's budget from now on; past its commit threshold while idle, a fold before the next request. */
+	modelSelected(model: Model, ctx: ExtensionContext): Promise<void> {
+		return this.#early.modelSelected(model, ctx);
 	}
 
 	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget. */
@@ -370,7 +300,7 @@ export class FoldRuntime implements RuntimePort {
 		this.#boundary.ingestEvidence(e.toolResults, ctx.sessionManager);
 		const open = this.sync(ctx.sessionManager);
 		if (!open) return [];
-		this.#unmeasured = undefined; // measured again below, from this boundary's preview
+		this.#session.unmeasured(undefined); // measured again below, from this boundary's preview
 		// A fold a request already showed (the bridge) commits here as it was planned: new marks wait
 		// for the next boundary, since a mark cut now could cover roots the shown consolidation took.
 		const before = this.#boundary.edits(open, e, !(this.foldRequested && this.#bridge.shown));
@@ -439,31 +369,9 @@ export class FoldRuntime implements RuntimePort {
 		this.#commits.push(batch.log);
 	}
 
-	/**
-	 * /fold while Pi is idle: plan the commit now (its folds durable in the store at once) and show
-	 * it on the next request through the context event, so the first request of the next prompt is
-	 * already folded; the same marks commit at that prompt's first turn_end. `need`: fold only what
-	 * lands the window at minTarget (a model switch), not every mark.
-	 */
-	async prepareFold(ctx: ExtensionContext, need?: number): Promise<Outcome<object>> {
-		const fold = this.#staged.fold;
-		if (!fold) return { ok: false, reason: "no /fold is waiting" };
-		if (this.#repair.armed) return { ok: false, reason: "the window is being repaired first" };
-		const open = this.sync(ctx.sessionManager);
-		if (!open) return { ok: false, reason: "no session is open" };
-		const planned = await planBatch(this.#commitDeps(), open, {
-			projection: ctx.sessionManager.buildSessionProjection().entries,
-			// With `need` (a model switch): the stalest marks that free it; without (a /fold): all of them.
-			need: need ?? 1,
-			model: ctx.model,
-			reason: "fold",
-			...(need === undefined ? { all: true, ...(fold.only ? { only: fold.only } : {}) } : {}),
-		});
-		if (!planned.ok) return planned;
-		// The turn_end commit plans exactly these marks again (deterministic: same briefs, same drafts).
-		this.#staged.requestFold(new Set(planned.plan.committed));
-		this.#bridge.arm(planned.plan.drafts);
-		return { ok: true };
+	/** /fold while Pi is idle: planned now and shown on the next request (early-fold.ts). */
+	prepareFold(ctx: ExtensionContext, need?: number): Promise<Outcome<object>> {
+		return this.#early.prepare(ctx, need);
 	}
 
 	/** session_before_compact for the threshold or a manual /compact: the first is declined, the second is the person's. */

@@ -51,6 +51,12 @@ export class OpenSession {
 	 * reopened session may mark them again.
 	 */
 	#withdrawn: { sessionId: string; entryIds: Set<string> } | undefined;
+	/**
+	 * Window tokens (uncalibrated) the last boundary's own edits added, on the lattice they made:
+	 * that boundary measured the window before its edits, so its measurement misses them until the
+	 * next boundary measures again. Carried over to copies that change no window (replaceLattice).
+	 */
+	#unmeasured: { lattice: FoldLattice; tokens: number } | undefined;
 
 	constructor(core: PiFoldCore, problem: (where: string, reason: string) => void) {
 		this.#core = core;
@@ -146,6 +152,25 @@ export class OpenSession {
 		const leafId = sm.getLeafId();
 		this.#synced = open && leafId !== null ? { open, leafId } : undefined;
 		return open;
+	}
+
+	/** Put `next` in place of the open lattice: a copy of it with changes that leave the window as it is. */
+	replaceLattice(next: FoldLattice): void {
+		const open = this.#open;
+		if (!open) return;
+		if (this.#unmeasured?.lattice === open.lattice) this.#unmeasured.lattice = next;
+		open.lattice = next;
+	}
+
+	/** What the last measurement missed (see #unmeasured); `undefined`: measured again, nothing missed. */
+	unmeasured(missed: { lattice: FoldLattice; tokens: number } | undefined): void {
+		this.#unmeasured = missed;
+	}
+
+	/** What the last occupancy measurement missed of the open lattice's window. */
+	get unmeasuredTokens(): number {
+		const u = this.#unmeasured;
+		return u !== undefined && u.lattice === this.#open?.lattice ? u.tokens : 0;
 	}
 
 	withdraw(entryIds: readonly string[]): void {
