@@ -29,12 +29,12 @@ export type { ProjectionCandidate } from "./operations/projection-candidates.ts"
 export interface PiFold {
 	/** The folding runtime of this extension instance (undefined until the core loads, or if it cannot). */
 	runtime: RuntimeHandle;
-	/** One record per fold the window shows collapsed, in window order (SPEC 8); [] with no open session. Never throws. */
+	/** One record per fold the window shows collapsed, in window order; [] with no open session. Never throws. */
 	projectionCandidates: (ctx?: CandidateContext) => ProjectionCandidate[];
 }
 
 /**
- * Register pi-fold with explicit options (SPEC 8). Refuses invalid options by name, and a Pi without
+ * Register pi-fold with explicit options. Refuses invalid options by name, and a Pi without
  * context_edit support by the version it needs (both throw at load).
  * Thresholds: `options.thresholds` when given (they win for this session; /fold-settings still saves
  * to the file), else the user's settings file (~/.config/pi-fold/settings.json, see

@@ -19,7 +19,7 @@ const RANKS: Record<string, number> = {
 	"fold-types": 0,
 	lattice: 1,
 	store: 1,
-	core: 1,
+	core: 3,
 	vocabulary: 2,
 	session: 3,
 	briefs: 3,

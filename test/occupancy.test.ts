@@ -181,7 +181,7 @@ describe("commit need", () => {
 });
 
 describe("thresholds", () => {
-	it("defaults to SPEC 8 and merges a partial policy over them", () => {
+	it("defaults to the documented policy and merges a partial policy over them", () => {
 		expect(validateThresholds(undefined)).toEqual({
 			ok: true,
 			thresholds: { maxTarget: 0.8, minTarget: 0.4, consolidateAfter: 10, minFoldChars: 8000 },

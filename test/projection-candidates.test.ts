@@ -1,4 +1,4 @@
-// projectionCandidates (SPEC 8) on a real session that committed folds: pi-fold registered in a
+// projectionCandidates on a real session that committed folds: pi-fold registered in a
 // real Pi AgentSession (faux provider, offline) over the scripted workload with a small serving
 // budget. The store is the oracle for identities and exact source bytes.
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";

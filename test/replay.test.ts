@@ -38,7 +38,7 @@ const FOLD_BUDGET = 14_000;
 const FOLD_RESERVE = 16_384;
 const FOLD_WINDOW = FOLD_RESERVE + 6_000;
 
-/** Native recording: Pi compacts above 16000 - 4000 tokens and keeps 3000 (REPORT.md §4's setting). */
+/** Native recording: Pi compacts above 16000 - 4000 tokens and keeps 3000. */
 const NATIVE_WINDOW = 16_000;
 const NATIVE_RESERVE = 4_000;
 const NATIVE_KEEP = 3_000;

@@ -1,4 +1,4 @@
-// The agent's verbs on real sessions (SPEC 5): a scripted faux agent works through Pi's dist/ with
+// The agent's verbs on real sessions: a scripted faux agent works through Pi's dist/ with
 // real read/bash/ls calls and, in the same prompt, calls pi_fold_context, its arguments computed
 // from what the runtime and earlier calls show at that moment, as a model would. The
 // captured requests are the oracle for what each call did to the window; the probe records the

@@ -1,4 +1,4 @@
-// The version guard (SPEC 6): pi-fold folds through Pi's `context_edit` entries, which Pi 1.6.0
+// The version guard: pi-fold folds through Pi's `context_edit` entries, which Pi 1.6.0
 // introduced. On an older Pi the extension refuses to load (Pi reports a throwing factory as a
 // load failure) with a message naming the version it needs. The capability is what counts: a
 // version string alone could be patched or missing, so the session manager's `appendContextEdit`

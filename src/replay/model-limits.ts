@@ -39,8 +39,3 @@ export async function catalogModels(models: readonly ModelRef[]): Promise<Map<st
 	}
 	return out;
 }
-
-/** One model's catalog entry, or undefined when the catalog does not list it. */
-export async function catalogLimits(model: ModelRef): Promise<CatalogLimits | undefined> {
-	return (await catalogModels([model])).get(modelKeyOf(model));
-}

@@ -19,7 +19,7 @@ import type { PiFoldCore } from "../../bindings/index.ts";
 import type { ModelLimits } from "../meter/budget.ts";
 import type { RequestRecord } from "../report/arm-report.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
-import type { RuntimeSettings } from "../vocabulary.ts";
+import { errorMessage, type RuntimeSettings } from "../vocabulary.ts";
 import { EntryLog, type LogHeader } from "./entry-log.ts";
 import type { Policy, PolicyEvent } from "./policy.ts";
 import type { Turn } from "./transcript.ts";
@@ -55,7 +55,7 @@ export class FoldPolicy implements Policy {
 		try {
 			body();
 		} catch (err) {
-			this.#problems.push(`${where}: ${err instanceof Error ? err.message : String(err)}`);
+			this.#problems.push(`${where}: ${errorMessage(err)}`);
 		}
 	}
 
@@ -125,9 +125,7 @@ export class FoldPolicy implements Policy {
 			const drafts = await this.runtime.turnEnd(event, this.#ctx(turn));
 			log.appendBatch(drafts, turn.entry.timestamp);
 		} catch (err) {
-			this.#problems.push(
-				`turn_end after request ${turn.request}: ${err instanceof Error ? err.message : String(err)}`,
-			);
+			this.#problems.push(`turn_end after request ${turn.request}: ${errorMessage(err)}`);
 		} finally {
 			this.#pendingMs += performance.now() - t0;
 		}

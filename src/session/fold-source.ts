@@ -193,11 +193,6 @@ export function sourceView(source: FoldSource, lattice: FoldLattice): SourceView
 	return { text: partTexts.join(VIEW_SEPARATOR), parts, partTexts, offsets };
 }
 
-/** The whole fold as text: entries in order, a line where each nested fold begins and ends. */
-export function sourceText(source: FoldSource, lattice: FoldLattice): string {
-	return sourceView(source, lattice).text;
-}
-
 /** Where each part of a fold's text view starts, in UTF-8 bytes, given each part's length. */
 export function partOffsets(parts: readonly ViewPart[], bytesOf: (part: ViewPart, i: number) => number): number[] {
 	const sep = new TextEncoder().encode(VIEW_SEPARATOR).length;
