@@ -7,7 +7,17 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldId, FoldKind } from "../fold-types.ts";
 import type { FoldChild, FoldLattice, FoldLeaf, FoldView } from "../lattice/index.ts";
 import { wellFormedText } from "../lattice/index.ts";
-import { clip, clipMiddle, codePointLength, count, fairShares, headOf, headTail, oneLine } from "../values/text-fit.ts";
+import {
+	clip,
+	clipMiddle,
+	codePointLength,
+	count,
+	fairShares,
+	headOf,
+	headTail,
+	keepEnds,
+	oneLine,
+} from "../values/text-fit.ts";
 import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
 import { type IndexChild, indexLines, toolGroupsText } from "./index-lines.ts";
 import { type CallInfo, indexChild, readSpan } from "./span.ts";
@@ -98,11 +108,7 @@ function noteLines(notes: readonly string[], budget: number, bullet = "- "): str
 	while (shown > 0 && shown * (minNote + 1) + (shown < notes.length ? 40 : 0) > budget) shown--;
 	if (shown === 0) return [];
 	// Keep the first and the last notes (how the work started and where it ended).
-	const firstCount = Math.ceil(shown / 2);
-	const picked =
-		shown === notes.length
-			? notes
-			: [...notes.slice(0, firstCount), ...notes.slice(notes.length - (shown - firstCount))];
+	const { picked, firstCount } = keepEnds(notes, shown);
 	const skipped = notes.length - shown;
 	const marker = skipped > 0 ? `[… ${skipped} notes omitted …]` : "";
 	const room = budget - (marker ? codePointLength(marker) + 1 : 0) - picked.length * (bullet.length + 1);

@@ -6,7 +6,7 @@
 // Lines share the brief's budget fairly (max-min), so every child gets a useful line; the same
 // children give the same bytes.
 import type { FoldId, FoldKind } from "../fold-types.ts";
-import { clip, codePointLength, count, fairShares, headOf, oneLine } from "../values/text-fit.ts";
+import { clip, codePointLength, count, fairShares, headOf, keepEnds, oneLine } from "../values/text-fit.ts";
 import { principalArgs, principalText } from "./call-args.ts";
 import { factor } from "./factor.ts";
 
@@ -301,11 +301,7 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 	};
 	let shown = items.length;
 	while (shown > 1 && cost(shown) > n) shown--;
-	const firstCount = Math.ceil(shown / 2);
-	const picked =
-		shown === items.length
-			? items
-			: [...items.slice(0, firstCount), ...items.slice(items.length - (shown - firstCount))];
+	const { picked, firstCount } = keepEnds(items, shown);
 	const skipped = items.length - shown;
 	const marker = skipped > 0 ? `[… ${count(skipped)} children omitted …]` : "";
 	const room = n - (marker ? codePointLength(marker) + 1 : 0) - (picked.length - 1);

@@ -149,3 +149,16 @@ export function utf8Length(s: string): number {
 	}
 	return n;
 }
+
+/**
+ * `shown` of `items` keeping both ends (how a span starts and how it ends): the first half, rounded
+ * up, then the last; `firstCount` is where what was left out would be named.
+ */
+export function keepEnds<T>(items: readonly T[], shown: number): { picked: readonly T[]; firstCount: number } {
+	const firstCount = Math.ceil(shown / 2);
+	const picked =
+		shown === items.length
+			? items
+			: [...items.slice(0, firstCount), ...items.slice(items.length - (shown - firstCount))];
+	return { picked, firstCount };
+}
