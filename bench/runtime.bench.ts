@@ -1,7 +1,7 @@
 // npm run bench:runtime — what pi-fold adds to each request of a real Pi AgentSession: the scripted
 // workload (harness/workload.ts, real read/bash/ls over Pi's own dist/) run with pi-fold
 // registered and a budget small enough that several commits happen, and the same run without it
-// for the wall clock. The per-request figure is the runtime's own measurement (hooks.ts times every
+// for the wall clock. The per-request figure is the runtime's own measurement (host/hooks.ts times every
 // handler and attributes it to the next request); each commit is the turn_end handler that made
 // it, whole (calibration, sync and frontier included). Prints Markdown, writes bench/results/runtime.json.
 import { mkdirSync, writeFileSync } from "node:fs";

@@ -1,6 +1,6 @@
 // End to end: a real AgentSession runs the scripted workload; an inline extension builds the
 // lattice at a turn boundary, commits folds over the first half's tool batches as one batch of
-// context_edit drafts (src/runtime/drafts.ts), and later expands one of them. The captured
+// context_edit drafts (src/edits/drafts.ts), and later expands one of them. The captured
 // requests show what the model saw: briefs instead of folded bytes, appends only between the two
 // boundaries, valid tool pairing everywhere, and the original bytes back after the expand.
 import type { Message } from "@earendil-works/pi-ai";

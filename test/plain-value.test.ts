@@ -1,4 +1,4 @@
-// The private copies and value comparisons the per-request memos rest on (src/runtime/plain-value.ts),
+// The private copies and value comparisons the per-request memos rest on (src/values/plain-value.ts),
 // and the rewrite recorder built on them: incremental digests equal digesting every message afresh,
 // request after request, whatever changed where (a seeded property run).
 import { describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 // pi-fold, replayed by the real runtime: a FoldRuntime over a replayed branch (entry-log.ts, the
 // read side of Pi's SessionManager) grown entry by entry from the recording, called exactly as its
-// hooks (runtime/hooks.ts) call it inside Pi: `session_start` (open), `context` (recordRequest)
+// hooks (host/hooks.ts) call it inside Pi: `session_start` (open), `context` (recordRequest)
 // and `context_with_system` (observeRequest) as each request goes out, `turn_end` (turnEnd) after
 // each answer and its tool results, with the drafts it returns appended as Pi appends a boundary
 // batch. Frontier, marks, commits, briefs, receipts, notices, calibration and the rewrite counters

@@ -105,14 +105,17 @@ export function commitBatch(
 ): CommitBatch {
 	const { plan } = planned;
 	const { occupancy } = req;
-	const facts = {
-		committed: plan.committed,
-		consolidated: plan.consolidated,
-		before: occupancy.tokens,
-		budget: occupancy.budget,
-	};
+	// In this order: the receipt's details are part of the session entry, byte for byte.
+	const receipt = (after: number) =>
+		receiptDraft({
+			committed: plan.committed,
+			consolidated: plan.consolidated,
+			before: occupancy.tokens,
+			after,
+			budget: occupancy.budget,
+		});
 	const notice = unbriefedNoticeDraft(plan.lattice, open.context);
-	const appended = [receiptDraft({ ...facts, after: occupancy.tokens }), ...(notice ? [notice] : [])].map((d) => ({
+	const appended = [receipt(occupancy.tokens), ...(notice ? [notice] : [])].map((d) => ({
 		role: "custom",
 		content: d.content,
 	}));
@@ -133,7 +136,7 @@ export function commitBatch(
 	const drafts: SessionBoundaryDraft[] = [
 		...plan.drafts,
 		...plan.ops.map(recordDraft),
-		receiptDraft({ ...facts, after }),
+		receipt(after),
 		...(notice ? [notice] : []),
 	];
 	return { ...planned, log, drafts };

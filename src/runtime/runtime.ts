@@ -191,11 +191,18 @@ export class FoldRuntime implements RuntimePort {
 	}
 
 	status(): RuntimeStatus {
+		const session = sessionStatus(this.view);
+		// Key order as status has always given it: tool results persist it in the session.
 		return {
-			...sessionStatus(this.view),
+			open: session.open,
 			budget: this.#meter.budgetStatus,
 			occupancy: this.#occupancy,
 			thresholds: this.#settings.thresholds,
+			pendingMarks: session.pendingMarks,
+			roots: session.roots,
+			folds: session.folds,
+			damaged: session.damaged,
+			unstorable: session.unstorable,
 			commits: [...this.#commits],
 			rewrites: this.#recorder.counters(),
 			alignmentFailures: this.#requests.alignmentFailures,
