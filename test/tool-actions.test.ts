@@ -12,8 +12,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeTempDirs, textOf } from "../harness/pi-harness.ts";
 import type { FoldView } from "../src/lattice/index.ts";
-import { PEEK_MAX_BYTES } from "../src/operations/actions.ts";
 import type { FoldToolDetails } from "../src/tool/result.ts";
+import { PEEK_MAX_BYTES } from "../src/vocabulary.ts";
 import {
 	ARITHMETIC,
 	call,

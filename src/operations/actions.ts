@@ -29,7 +29,6 @@ import {
 } from "./reading.ts";
 import type { ReadonlyLattice, RuntimePort } from "./view.ts";
 
-export { PEEK_DEFAULT_BYTES, PEEK_MAX_BYTES } from "../vocabulary.ts";
 export type { Overview } from "./overview.ts";
 export type { PeekAnswer } from "./reading.ts";
 
