@@ -14,6 +14,7 @@ export {
   streamUpdate,
   streamFinal,
   streamStatePtr,
+  STREAM_STATE_BYTES,
 } from "./sha256";
 export * from "./tokens";
 export * from "./lattice";
@@ -21,7 +22,7 @@ export * from "./select";
 
 /** Core ABI version, major << 16 | minor << 8 | patch. Bump minor on any export change. */
 export function coreVersion(): u32 {
-  return (1 << 16) | (1 << 8) | 0;
+  return (1 << 16) | (2 << 8) | 0;
 }
 
 // self-check bits, one per hot path

@@ -1,10 +1,10 @@
-// Selection at a commit (SPEC section 3): which pending marks to apply, and which visible
+// Selection at a commit: which pending marks to apply, and which visible
 // fold roots to consolidate under a parent.
 //
-// Consolidation rule, and why: the spec says only that once more than consolidateAfter
-// unpinned roots are visible, adjacent roots get a parent. The seeds add that a
-// consolidation takes two or more adjacent folds, oldest first, and that consolidateAfter
-// is a count of visible roots per parent owed (a trigger, not a group width). So: runs of
+// Consolidation rule, and why: once more than consolidateAfter unpinned roots are visible,
+// adjacent roots get a parent; a consolidation takes two or more adjacent folds, oldest
+// first, and consolidateAfter is a count of visible roots per parent owed (a trigger, not a
+// group width). So: runs of
 // adjacent unpinned roots, oldest first, each merged whole. Whole runs rather than "just
 // enough" roots, because stopping mid-run leaves the run's newer roots beside the new parent,
 // and the next commit would merge that parent again with one or two of them, growing a

@@ -69,7 +69,7 @@ export function foldIdentity(ptr: usize, count: u32, out: usize): void {
 // The one active stream context, self-contained so a host can save and restore it
 // byte for byte: state[32] | buffer[64] | buffered u32 | pad u32 | total u64.
 export const STREAM_STATE_BYTES: u32 = 112;
-const STREAM: usize = memory.data(112, 16);
+const STREAM: usize = memory.data(STREAM_STATE_BYTES, 16);
 const S_BUF: usize = 32;
 const S_N: usize = 96;
 const S_TOTAL: usize = 104;
@@ -264,18 +264,18 @@ const CHECK_DATA: usize = memory.data<u8>([
   0x61, 0x62, 0x63, 0x61, 0x62, 0x63, 0x61, 0x62, 0x63, 0x61, 0x62, 0x63,
 ]);
 const CHECK_OUT: usize = memory.data(32 * 5);
-const SAVED_STREAM: usize = memory.data(112, 16);
+const SAVED_STREAM: usize = memory.data(STREAM_STATE_BYTES, 16);
 
 /** "abc" one-shot, streamed in two pieces, and through the 4-lane batch (with an empty span). */
 export function selfCheckSha256(): bool {
   sha256(ABC, 3, CHECK_OUT);
   if (memory.compare(CHECK_OUT, ABC_DIGEST, 32) != 0) return false;
-  memory.copy(SAVED_STREAM, STREAM, 112); // leave a host's active stream untouched
+  memory.copy(SAVED_STREAM, STREAM, STREAM_STATE_BYTES); // leave a host's active stream untouched
   streamInit();
   streamUpdate(ABC, 1);
   streamUpdate(ABC + 1, 2);
   streamFinal(CHECK_OUT);
-  memory.copy(STREAM, SAVED_STREAM, 112);
+  memory.copy(STREAM, SAVED_STREAM, STREAM_STATE_BYTES);
   if (memory.compare(CHECK_OUT, ABC_DIGEST, 32) != 0) return false;
   sha256Batch(CHECK_DATA, CHECK_OFFSETS, 5, CHECK_OUT);
   for (let i: usize = 0; i < 5; i++) {

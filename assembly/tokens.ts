@@ -23,7 +23,7 @@
 //
 // estimate = round(sum of WEIGHTS[i] * count[i]) (round half up); 0 for an empty span, at
 // least 1 otherwise, saturating at u32 max. All counting is integer; the f64 weights are
-// applied once per span, in feature order, so the JS twin (test/reference/tokens-js.ts)
+// applied once per span, in feature order, so the JS twin (harness/reference/tokens-js.ts)
 // gets bit-identical results.
 //
 // The weights come from scripts/calibrate-tokens.ts: non-negative least squares on the

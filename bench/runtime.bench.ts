@@ -1,17 +1,19 @@
 // npm run bench:runtime — what pi-fold adds to each request of a real Pi AgentSession: the scripted
-// workload (test/helpers/workload.ts, real read/bash/ls over Pi's own dist/) run with pi-fold
+// workload (harness/workload.ts, real read/bash/ls over Pi's own dist/) run with pi-fold
 // registered and a budget small enough that several commits happen, and the same run without it
-// for the wall clock. The per-request figure is the runtime's own measurement (hooks.ts times every
+// for the wall clock. The per-request figure is the runtime's own measurement (host/hooks.ts times every
 // handler and attributes it to the next request); each commit is the turn_end handler that made
 // it, whole (calibration, sync and frontier included). Prints Markdown, writes bench/results/runtime.json.
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { FoldLattice } from "../src/lattice/index.ts";
+import { Meter } from "../src/meter/meter.ts";
+import { RewriteRecorder } from "../src/meter/recorder.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { makeSession, removeTempDirs } from "../test/helpers/pi-harness.ts";
-import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../test/helpers/workload.ts";
 import { machineNotes } from "./lib/harness.ts";
 
 const STAGES = 64;
@@ -101,11 +103,11 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 		const commitTurns: { turn: number; ms: number }[] = [];
 		if (rt) {
 			// Where the time goes, per call (diagnostic; the reported figures are the runtime's own).
-			timeMethod(rt.recorder, "record", phases, "recorder.record");
+			restore.push(timeMethod(RewriteRecorder.prototype, "record", phases, "recorder.record"));
 			timeMethod(rt, "recordRequest", phases, "context (record + align)");
-			timeMethod(rt.meter, "observeRequest", phases, "context_with_system (estimate)");
+			restore.push(timeMethod(Meter.prototype, "observeRequest", phases, "context_with_system (estimate)"));
 			timeMethod(rt, "sync", phases, "turn_end: sync");
-			timeMethod(rt.meter, "occupancy", phases, "turn_end: occupancy");
+			restore.push(timeMethod(Meter.prototype, "occupancy", phases, "turn_end: occupancy"));
 			// The lattice's own work in turn_end (every lattice object; commits' calls included).
 			restore.push(timeMethod(FoldLattice.prototype, "extend", phases, "lattice.extend (sync)"));
 			restore.push(timeMethod(FoldLattice.prototype, "markMany", phases, "lattice.markMany (frontier)"));

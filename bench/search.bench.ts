@@ -1,6 +1,6 @@
 // npm run bench:search — `search` over ~50 MB of folded text: a real session file of tool batches
 // whose results are Pi's own dist/ sources (about 30 KB each), every batch folded into the store
-// and consolidated (test/helpers/fold-fixture.ts, as the runtime's commits do). Timed: the first
+// and consolidated (harness/fold-fixture.ts, as the runtime's commits do). Timed: the first
 // search (every fold read from the store and verified by SHA-256, text views built), then searches
 // on the built views: a rare literal, a frequent literal (every matching line counted), a regex,
 // and a pattern that backtracking engines take exponential time on, over a 1 MB run of `a`. Beside
@@ -11,12 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { nodeCore } from "../bindings/node.ts";
+import { foldEverything } from "../harness/fold-fixture.ts";
+import { assistantMessage } from "../harness/synthetic-session.ts";
+import { WORKLOAD_ROOT } from "../harness/workload.ts";
 import { FoldTexts } from "../src/search/fold-texts.ts";
 import { checkQuery, type SearchAnswer, searchFolds } from "../src/search/search.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
-import { foldEverything } from "../test/helpers/fold-fixture.ts";
-import { assistantMessage } from "../test/helpers/synthetic-session.ts";
-import { WORKLOAD_ROOT } from "../test/helpers/workload.ts";
 import { machineNotes } from "./lib/harness.ts";
 
 const TARGET_BYTES = 50 * 1024 * 1024;

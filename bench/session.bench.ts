@@ -3,7 +3,7 @@
 //
 // Three arms in one process, same script, same window, same provider accounting: Pi 1.6 with pi-fold
 // (registerPiFold(pi, {})), Pi 1.6 with its own compaction, and Pi 1.6 with compaction off ("none": the
-// fresh-input floor). The workload is the runtime benchmark's (test/helpers/workload.ts: one agentic
+// fresh-input floor). The workload is the runtime benchmark's (harness/workload.ts: one agentic
 // turn of real read/bash/ls calls over Pi's dist/ from npm), 64 stages, with 8 seeded values planted in
 // tool results; at the end one user message asks for them (bench/lib/recall-agent.ts). Every request's
 // usage is what the faux provider reports (its common-prefix cache model); cost comes from a price card.
@@ -15,7 +15,7 @@
 // --keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR
 // --keep-sessions DIR --no-warmup. Defaults are all of Pi's and pi-fold's, per scenario.
 import { fileURLToPath } from "node:url";
-import { removeTempDirs } from "../test/helpers/pi-harness.ts";
+import { removeTempDirs } from "../harness/pi-harness.ts";
 import { parseSessionArgs, runSessionCompare, SessionArgsError } from "./lib/session-compare.ts";
 import {
 	costText,

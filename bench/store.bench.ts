@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { nodeCore } from "../bindings/node.ts";
+import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts";
+import { foldEverything } from "../harness/fold-fixture.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
 import { rebuildLattice } from "../src/session/rebuild.ts";
 import { FoldStore } from "../src/store/index.ts";
-import { copyFixture, FIXTURE_MISSING, hasFixture } from "../test/helpers/fixture.ts";
-import { foldEverything } from "../test/helpers/fold-fixture.ts";
 import { machineNotes, target } from "./lib/harness.ts";
 
 if (!hasFixture) {

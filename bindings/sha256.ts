@@ -2,8 +2,6 @@
 import { type CoreInstance, describe, type Span } from "./instance.ts";
 
 export const DIGEST_BYTES = 32;
-/** Size of the core's stream context (assembly/sha256.ts). */
-const STREAM_STATE_BYTES = 112;
 
 /** The core's SHA-256 exports (assembly/sha256.ts). */
 export interface Sha256Exports {
@@ -14,6 +12,8 @@ export interface Sha256Exports {
 	streamUpdate(ptr: number, len: number): void;
 	streamFinal(out: number): void;
 	streamStatePtr(): number;
+	/** Size of the core's stream context: what a paused stream saves and restores. */
+	STREAM_STATE_BYTES: WebAssembly.Global;
 }
 
 export interface Sha256Stream {
@@ -29,7 +29,7 @@ export interface Sha256Api {
 	/** Digests of every span, packed: digest i is bytes [32i, 32i+32). */
 	hashSpans(spans: readonly Span[]): Uint8Array;
 	hashSpansInto(spans: readonly Span[], out: Uint8Array, offset?: number): void;
-	/** SHA-256 over the ordered child digests (SPEC "The fold store"). */
+	/** SHA-256 over the ordered child digests: a fold's identity. */
 	foldIdentity(children: Uint8Array | readonly Uint8Array[]): Uint8Array;
 	foldIdentityInto(children: Uint8Array | readonly Uint8Array[], out: Uint8Array, offset?: number): void;
 }
@@ -46,6 +46,7 @@ export function checkOut(out: Uint8Array, offset: number, bytes: number, what: s
 
 export function sha256Api(core: CoreInstance): Sha256Api {
 	const x = core.exports;
+	const stateBytes = x.STREAM_STATE_BYTES.value >>> 0;
 	let active: { save(): void } | undefined; // the stream whose state is in the core now
 
 	function sha256Into(data: Span, out: Uint8Array, offset = 0): void {
@@ -98,7 +99,7 @@ export function sha256Api(core: CoreInstance): Sha256Api {
 	// The core holds one stream context; a stream's state is swapped in only when another
 	// stream used the core since, so a single stream never copies state.
 	class Stream implements Sha256Stream {
-		readonly #saved = new Uint8Array(STREAM_STATE_BYTES);
+		readonly #saved = new Uint8Array(stateBytes);
 		#done = false;
 
 		constructor() {
@@ -109,7 +110,7 @@ export function sha256Api(core: CoreInstance): Sha256Api {
 
 		save(): void {
 			const at = x.streamStatePtr();
-			this.#saved.set(core.u8.subarray(at, at + STREAM_STATE_BYTES));
+			this.#saved.set(core.u8.subarray(at, at + stateBytes));
 		}
 
 		#activate(): void {

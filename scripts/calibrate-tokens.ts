@@ -4,7 +4,7 @@
 //
 //   node scripts/calibrate-tokens.ts
 //
-// The fit: non-negative least squares on the integer features of test/reference/tokens-js.ts
+// The fit: non-negative least squares on the integer features of harness/reference/tokens-js.ts
 // (identical to the core's), minimizing relative error, made robust (the corpus includes
 // runic and Braille test text that no weight set should chase) by iteratively reweighted
 // least squares toward least absolute relative error. Two knobs, category balance and the
@@ -21,7 +21,7 @@ import {
 	FEATURE_NAMES,
 	tokenFeatures,
 	WEIGHTS,
-} from "../test/reference/tokens-js.ts";
+} from "../harness/reference/tokens-js.ts";
 import { buildTokenCorpus, fnv1a, median, scriptOf, type TokenCategory } from "./token-corpus.ts";
 
 const CATEGORIES: TokenCategory[] = ["code", "json", "prose", "non-ascii"];
@@ -221,7 +221,7 @@ function printWeights(w: readonly number[]): void {
 		console.log(`  ${lit(x)}, // ${FEATURE_NAMES[i]}`);
 	});
 	console.log("]);");
-	console.log("\n// ---- paste into test/reference/tokens-js.ts (WEIGHTS) ----");
+	console.log("\n// ---- paste into harness/reference/tokens-js.ts (WEIGHTS) ----");
 	console.log(`export const WEIGHTS: readonly number[] = [${w.map(lit).join(", ")}];`);
 }
 

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DIGEST_BYTES, nodeCore, toHex } from "../bindings/node.ts";
-import { removeTempDirs } from "../test/helpers/pi-harness.ts";
+import { removeTempDirs } from "../harness/pi-harness.ts";
 import { recordDemoSession } from "./demo-session.ts";
 
 const FIXTURE = fileURLToPath(

@@ -3,7 +3,7 @@
 
 import { fileURLToPath } from "node:url";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi-ai";
-import { makeSession } from "../test/helpers/pi-harness.ts";
+import { makeSession } from "../harness/pi-harness.ts";
 
 export async function recordDemoSession(): Promise<string> {
 	const cwd = fileURLToPath(new URL("../node_modules/@earendil-works/pi-tui/dist/", import.meta.url));

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { parseSessionArgs, runSessionCompare, SessionArgsError } from "../bench/lib/session-compare.ts";
 import { leadLines } from "../bench/lib/session-lead.ts";
 import { headerText, healthText, tableText, valuesText, writeSessionFiles } from "../bench/lib/session-output.ts";
-import { removeTempDirs } from "../test/helpers/pi-harness.ts";
+import { removeTempDirs } from "../harness/pi-harness.ts";
 
 const OUT = fileURLToPath(new URL("../demo-output/", import.meta.url));
 

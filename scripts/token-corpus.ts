@@ -19,7 +19,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { rng } from "../test/reference/gen.ts";
+import { rng } from "../harness/reference/gen.ts";
 
 export type TokenCategory = "code" | "json" | "prose" | "non-ascii";
 export type TokenSplit = "train" | "heldout";

@@ -1,6 +1,7 @@
 // Loads the Wasm core once for the extension and turns a load failure into data: a tool call
 // must be able to report why the core is missing instead of throwing into Pi's agent loop.
 import type { PiFoldCore } from "../bindings/index.ts";
+import { errorMessage } from "./vocabulary.ts";
 
 export type CoreState =
 	| { ok: true; core: PiFoldCore /** Where the .wasm came from (proves which copy loaded). */; source: string }
@@ -14,7 +15,7 @@ export function coreLoader(load: () => PiFoldCore, source: string): () => CoreSt
 		try {
 			state = { ok: true, core: load(), source };
 		} catch (err) {
-			state = { ok: false, source, reason: err instanceof Error ? err.message : String(err) };
+			state = { ok: false, source, reason: errorMessage(err) };
 		}
 		return state;
 	};

@@ -16,6 +16,12 @@ export type HexHash = string;
 /** A fold id: "f" + the first 10 hex digits of its identity (content-derived, stable). */
 export type FoldId = string;
 
+/**
+ * The longest brief, in characters (Unicode code points): one cap for the agent's briefs and the
+ * runtime's alike. A brief enters the window and every request after it, so it stays short.
+ */
+export const BRIEF_MAX_CHARS = 2000;
+
 /** How many hex digits of the identity a fold id keeps. */
 export const FOLD_ID_HEX_DIGITS = 10;
 

@@ -7,34 +7,34 @@ import { CORE_WASM_URL, nodeCore } from "../bindings/node.ts";
 import { registerFoldSettingsCommand } from "./commands/fold-settings.ts";
 import { registerFoldCommands } from "./commands/register.ts";
 import { coreLoader } from "./core.ts";
-import { type RuntimeHandle, registerRuntimeHooks } from "./runtime/hooks.ts";
-import { type PiFoldOptions, parseOptions } from "./runtime/options.ts";
+import { type RuntimeHandle, registerRuntimeHooks } from "./host/hooks.ts";
+import { type PiFoldOptions, parseOptions } from "./host/options.ts";
+import { checkHost } from "./host/version-guard.ts";
+import { hostPiVersion, packageVersion } from "./host/versions.ts";
 import {
 	type CandidateContext,
 	type ProjectionCandidate,
 	projectionCandidateProvider,
-} from "./runtime/projection-candidates.ts";
-import { checkHost } from "./runtime/version-guard.ts";
+} from "./operations/projection-candidates.ts";
 import { LiveSettings } from "./settings/live-settings.ts";
 import { settingsPath } from "./settings/settings-file.ts";
 import { registerFoldTool } from "./tool/register.ts";
 import { registerFoldBar } from "./ui/fold-bar.ts";
 import { registerNoticeRenderers } from "./ui/notice-renderers.ts";
 import { registerCleanChat } from "./ui/tool-renderer.ts";
-import { hostPiVersion, packageVersion } from "./versions.ts";
 
-export type { PiFoldOptions } from "./runtime/options.ts";
-export type { ProjectionCandidate } from "./runtime/projection-candidates.ts";
+export type { PiFoldOptions } from "./host/options.ts";
+export type { ProjectionCandidate } from "./operations/projection-candidates.ts";
 
 export interface PiFold {
 	/** The folding runtime of this extension instance (undefined until the core loads, or if it cannot). */
 	runtime: RuntimeHandle;
-	/** One record per fold the window shows collapsed, in window order (SPEC 8); [] with no open session. Never throws. */
+	/** One record per fold the window shows collapsed, in window order; [] with no open session. Never throws. */
 	projectionCandidates: (ctx?: CandidateContext) => ProjectionCandidate[];
 }
 
 /**
- * Register pi-fold with explicit options (SPEC 8). Refuses invalid options by name, and a Pi without
+ * Register pi-fold with explicit options. Refuses invalid options by name, and a Pi without
  * context_edit support by the version it needs (both throw at load).
  * Thresholds: `options.thresholds` when given (they win for this session; /fold-settings still saves
  * to the file), else the user's settings file (~/.config/pi-fold/settings.json, see

@@ -3,19 +3,15 @@
 import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts";
+import { toolBatches } from "../harness/fold-fixture.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { assistantMessage } from "../harness/synthetic-session.ts";
+import { briefForFold, deterministicBrief, readBackSuffix } from "../src/briefs/briefs.ts";
+import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/edits/notice.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
-import {
-	briefForFold,
-	deterministicBrief,
-	BRIEF_MAX_CHARS as EXPORTED_MAX,
-	readBackSuffix,
-} from "../src/runtime/briefs.ts";
-import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/runtime/notice.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
-import { copyFixture, FIXTURE_MISSING, hasFixture } from "./helpers/fixture.ts";
-import { toolBatches } from "./helpers/fold-fixture.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
-import { assistantMessage } from "./helpers/synthetic-session.ts";
+import { BRIEF_MAX_CHARS as EXPORTED_MAX } from "../src/vocabulary.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -4,16 +4,16 @@
 import { InMemoryCredentialStore, InMemoryModelsStore } from "@earendil-works/pi-ai";
 import { ModelRuntime } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import {
 	budgetText,
 	firstPriceTier,
 	type ModelLimits,
 	OUTPUT_RESERVE_SHARE,
 	servingBudget,
-} from "../src/runtime/budget.ts";
-import { fenceMessage } from "../src/runtime/fence.ts";
+} from "../src/meter/budget.ts";
+import { fenceMessage } from "../src/meter/fence.ts";
 import { limitText } from "../src/ui/fold-bar.ts";
-import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
 
 afterAll(removeTempDirs);
 

@@ -5,18 +5,18 @@
 // the next request shows the span folded, as one rewrite attributed to /fold.
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir, textOf } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { FOLD_TIMING_IDLE, foldArgs, foldCompletions } from "../src/commands/fold.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { RECORD_TYPE } from "../src/session/journal.ts";
 import { tokensOfBudget } from "../src/ui/window-figure.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { FIXTURE_MODEL, FIXTURE_PROVIDER } from "./fixtures/faux-status-ext.ts";
 import { childEnv, REPO_ROOT, runPi } from "./helpers/pi-cli.ts";
-import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir, textOf } from "./helpers/pi-harness.ts";
 import { type RecordedNote, recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 /** Large enough that the workload (~40% of it) never reaches maxTarget: no commit fires by itself. */
 const BUDGET = 100_000;

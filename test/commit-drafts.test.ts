@@ -1,6 +1,6 @@
 // End to end: a real AgentSession runs the scripted workload; an inline extension builds the
 // lattice at a turn boundary, commits folds over the first half's tool batches as one batch of
-// context_edit drafts (src/runtime/drafts.ts), and later expands one of them. The captured
+// context_edit drafts (src/edits/drafts.ts), and later expands one of them. The captured
 // requests show what the model saw: briefs instead of folded bytes, appends only between the two
 // boundaries, valid tool pairing everywhere, and the original bytes back after the expand.
 import type { Message } from "@earendil-works/pi-ai";
@@ -12,13 +12,13 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, removeTempDirs, type TestSession, textOf, toolResultFor } from "../harness/pi-harness.ts";
+import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadPlan, workloadSteps } from "../harness/workload.ts";
+import { commitDrafts, expandDrafts, validateDrafts } from "../src/edits/drafts.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { FoldLattice, type FoldView, type Outcome, type SavedLattice } from "../src/lattice/index.ts";
-import { commitDrafts, expandDrafts, validateDrafts } from "../src/runtime/drafts.ts";
 import { type ContextEntries, contextEntriesOf } from "../src/session/context-entries.ts";
-import { makeSession, removeTempDirs, type TestSession, textOf, toolResultFor } from "./helpers/pi-harness.ts";
 import { canonical, isAppendOf, pairingProblems, providerProblems, sharedPrefix } from "./helpers/requests.ts";
-import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadPlan, workloadSteps } from "./helpers/workload.ts";
 
 const core = nodeCore();
 const STAGES = 12;

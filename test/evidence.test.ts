@@ -5,14 +5,14 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import {
 	DEFAULT_EVIDENCE_CAP_BYTES,
 	EVIDENCE_DIR_NAME,
 	EvidenceWriter,
 	evidenceDirFor,
 	toolResultText,
-} from "../src/runtime/evidence.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
+} from "../src/session/evidence.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -8,14 +8,14 @@ import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { CORE_WASM_URL, loadCoreFile } from "../bindings/node.ts";
+import { makeSession, removeTempDirs, type TestSession, textOf, toolResultFor } from "../harness/pi-harness.ts";
 import { coreLoader } from "../src/core.ts";
 import piFold from "../src/index.ts";
+import { STATUS_PROBE } from "../src/operations/core-report.ts";
 import { runFoldAction } from "../src/tool/dispatch.ts";
 import type { ToolEnv } from "../src/tool/env.ts";
 import { registerFoldTool } from "../src/tool/register.ts";
 import type { StatusDetails } from "../src/tool/status.ts";
-import { STATUS_PROBE } from "../src/tool/status.ts";
-import { makeSession, removeTempDirs, type TestSession, textOf, toolResultFor } from "./helpers/pi-harness.ts";
 
 const readJson = (url: URL): { version: string } => JSON.parse(readFileSync(url, "utf8"));
 const PKG_VERSION = readJson(new URL("../package.json", import.meta.url)).version;

@@ -8,17 +8,17 @@ import { type ExtensionContext, SessionManager } from "@earendil-works/pi-coding
 import { stripTerminalSequences, visibleWidth } from "@earendil-works/pi-tui";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, removeTempDirs, type TestSession, textOf } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { RECORD_TYPE } from "../src/session/journal.ts";
 import { rebuildLattice } from "../src/session/rebuild.ts";
 import { intentFor, PREVIEW_STEPS, rawUnits } from "../src/ui/editor-model.ts";
 import { FOLD_BAR_KEY, formatTokens } from "../src/ui/fold-bar.ts";
 import type { FoldEditor } from "../src/ui/fold-editor.ts";
-import { makeSession, removeTempDirs, type TestSession, textOf } from "./helpers/pi-harness.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { type RecordingUi, recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const core = nodeCore();
 const BUDGET = 14_000;

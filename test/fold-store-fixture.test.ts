@@ -7,9 +7,9 @@ import { fileURLToPath } from "node:url";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { copyFixture, FIXTURE_MISSING, hasFixture } from "./helpers/fixture.ts";
-import { foldEverything } from "./helpers/fold-fixture.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
+import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts";
+import { foldEverything } from "../harness/fold-fixture.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 
 if (!hasFixture) console.log(`fold-store-fixture: ${FIXTURE_MISSING}`);
 afterAll(removeTempDirs);

@@ -5,19 +5,19 @@
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { assistantMessage } from "../harness/synthetic-session.ts";
 import { FoldLattice, type MarkRequest } from "../src/lattice/index.ts";
 import {
 	DEFAULT_FRONTIER_SETTINGS,
 	type FrontierSettings,
 	frontierCursor,
 	proposeMarks,
-} from "../src/runtime/frontier.ts";
+} from "../src/policy/frontier.ts";
 import { type ContextEntries, contextEntriesOf } from "../src/session/context-entries.ts";
-import { copyFixture, FIXTURE_MISSING, hasFixture } from "./helpers/fixture.ts";
 import { referenceMarks } from "./helpers/frontier-reference.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";
-import { assistantMessage } from "./helpers/synthetic-session.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -7,19 +7,17 @@ import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@ear
 import { type ExtensionAPI, type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { canonicalJson } from "../src/runtime/canonical-json.ts";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { type Alignment, alignWithProjection, ProjectionAligner } from "../src/meter/alignment.ts";
 import {
-	type Alignment,
-	alignWithProjection,
 	digestIncrementally,
 	digestMessages,
-	entriesSince,
 	firstChangedIndex,
-	ProjectionAligner,
 	type RecordOutcome,
 	RewriteRecorder,
-} from "../src/runtime/instrumentation.ts";
-import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
+} from "../src/meter/recorder.ts";
+import { entriesSince } from "../src/session/entries-since.ts";
+import { canonicalJson } from "../src/values/canonical-json.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

@@ -3,14 +3,14 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LATTICE_CODES, type LatticeInput, type LatticeVerdict } from "../bindings/lattice.ts";
 import { loadCoreFile, type PiFoldCore } from "../bindings/node.ts";
-import { cloneLattice, type LatticeColumns, MUTATIONS, mutate, randomLattice, rng } from "./reference/gen.ts";
+import { cloneLattice, type LatticeColumns, MUTATIONS, mutate, randomLattice, rng } from "../harness/reference/gen.ts";
 import {
 	isValidLatticeBruteForce,
 	type LatticeRefResult,
 	toFolds,
 	validateLatticeObjects,
 	validateLatticeTyped,
-} from "./reference/lattice-ref.ts";
+} from "../harness/reference/lattice-ref.ts";
 
 let core: PiFoldCore;
 beforeAll(() => {

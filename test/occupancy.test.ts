@@ -4,23 +4,18 @@ import { fauxAssistantMessage, fauxText, fauxToolCall } from "@earendil-works/pi
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { Calibration, MAX_CALIBRATION_RATIO, promptTokensOf } from "../src/meter/calibration.ts";
 import {
 	billedParts,
-	Calibration,
-	commitNeed,
 	estimateRequest,
 	estimateRequestDetail,
 	IMAGE_TOKENS,
-	MAX_CALIBRATION_RATIO,
-	modelKey,
-	OccupancyMeter,
-	occupancyOf,
-	promptTokensOf,
 	type RequestEstimate,
 	RequestMemo,
-} from "../src/runtime/occupancy.ts";
-import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/runtime/thresholds.ts";
-import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
+} from "../src/meter/estimate.ts";
+import { commitNeed, modelKey, OccupancyMeter, occupancyOf } from "../src/meter/occupancy.ts";
+import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/policy/thresholds.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";
 
 const core = nodeCore();
@@ -186,7 +181,7 @@ describe("commit need", () => {
 });
 
 describe("thresholds", () => {
-	it("defaults to SPEC 8 and merges a partial policy over them", () => {
+	it("defaults to the documented policy and merges a partial policy over them", () => {
 		expect(validateThresholds(undefined)).toEqual({
 			ok: true,
 			thresholds: { maxTarget: 0.8, minTarget: 0.4, consolidateAfter: 10, minFoldChars: 8000 },

@@ -7,10 +7,10 @@ import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } fr
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCoreFile } from "../bindings/node.ts";
-import { STATUS_PROBE } from "../src/tool/status.ts";
+import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { STATUS_PROBE } from "../src/operations/core-report.ts";
 import { FIXTURE_MODEL, FIXTURE_PROVIDER } from "./fixtures/faux-status-ext.ts";
 import { childEnv, REPO_ROOT, type RunResult, run, runPi } from "./helpers/pi-cli.ts";
-import { piEnv, removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
 
 interface PackageJson {
 	name: string;

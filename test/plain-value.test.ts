@@ -1,4 +1,4 @@
-// The private copies and value comparisons the per-request memos rest on (src/runtime/plain-value.ts),
+// The private copies and value comparisons the per-request memos rest on (src/values/plain-value.ts),
 // and the rewrite recorder built on them: incremental digests equal digesting every message afresh,
 // request after request, whatever changed where (a seeded property run).
 import { describe, expect, it } from "vitest";
@@ -9,8 +9,8 @@ import {
 	firstChangedIndex,
 	firstChangedRecorded,
 	type Recorded,
-} from "../src/runtime/instrumentation.ts";
-import { NOT_PLAIN, plainCopy, samePlainValue } from "../src/runtime/plain-value.ts";
+} from "../src/meter/recorder.ts";
+import { NOT_PLAIN, plainCopy, samePlainValue } from "../src/values/plain-value.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";
 
 const core = nodeCore();

@@ -1,21 +1,21 @@
-// projectionCandidates (SPEC 8) on a real session that committed folds: pi-fold registered in a
+// projectionCandidates on a real session that committed folds: pi-fold registered in a
 // real Pi AgentSession (faux provider, offline) over the scripted workload with a small serving
 // budget. The store is the oracle for identities and exact source bytes.
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, type ProjectionCandidate, registerPiFold } from "../src/index.ts";
-import { estimateMessages } from "../src/runtime/occupancy.ts";
+import { estimateMessages } from "../src/meter/estimate.ts";
 import {
 	generatorOf,
 	PROJECTION_GENERATOR_VERSION,
 	projectionCandidateProvider,
 	projectionCandidates,
-} from "../src/runtime/projection-candidates.ts";
+} from "../src/operations/projection-candidates.ts";
+import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import { FoldRuntime } from "../src/runtime/runtime.ts";
-import { DEFAULT_THRESHOLDS } from "../src/runtime/thresholds.ts";
-import { makeSession, removeTempDirs, type TestSession } from "./helpers/pi-harness.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const core = nodeCore();
 /** As in runtime.test.ts: small enough that the workload needs several commits. */

@@ -8,6 +8,9 @@ import { fileURLToPath } from "node:url";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "../harness/fixture.ts";
+import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { parseArgs } from "../src/replay/args.ts";
 import { MIN_NODE, nodeVersionProblem } from "../src/replay/launch-check.ts";
@@ -17,10 +20,7 @@ import { fitHiddenPrefix } from "../src/replay/provider-tokens.ts";
 import { type PolicyResult, type ReplayResult, replayFile } from "../src/replay/replay.ts";
 import { summarizeArm } from "../src/report/arm-report.ts";
 import { cardOfModel, type PriceCard } from "../src/report/price-card.ts";
-import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "./helpers/fixture.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
-import { makeSession, piEnv, removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
-import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const core = nodeCore();
 const CLI = fileURLToPath(new URL("../src/replay/cli.ts", import.meta.url));
@@ -38,7 +38,7 @@ const FOLD_BUDGET = 14_000;
 const FOLD_RESERVE = 16_384;
 const FOLD_WINDOW = FOLD_RESERVE + 6_000;
 
-/** Native recording: Pi compacts above 16000 - 4000 tokens and keeps 3000 (REPORT.md §4's setting). */
+/** Native recording: Pi compacts above 16000 - 4000 tokens and keeps 3000. */
 const NATIVE_WINDOW = 16_000;
 const NATIVE_RESERVE = 4_000;
 const NATIVE_KEEP = 3_000;

@@ -7,17 +7,17 @@ import { dirname, join } from "node:path";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
 import { SessionManager, VERSION } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs, toolResultFor } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
+import { NOTICE_MAX_BYTES } from "../src/edits/notice.ts";
+import { checkHost, REQUIRED_PI_VERSION } from "../src/host/version-guard.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
-import { EVIDENCE_DIR_NAME } from "../src/runtime/evidence.ts";
-import { NOTICE_MAX_BYTES } from "../src/runtime/notice.ts";
-import { RECEIPT_TYPE } from "../src/runtime/receipt.ts";
-import { type FoldRuntime, UNBRIEFED_NOTICE_TYPE } from "../src/runtime/runtime.ts";
-import { checkHost, REQUIRED_PI_VERSION } from "../src/runtime/version-guard.ts";
+import type { FoldRuntime } from "../src/runtime/runtime.ts";
+import { EVIDENCE_DIR_NAME } from "../src/session/evidence.ts";
 import { STORE_DIR_NAME } from "../src/store/index.ts";
-import { makeSession, removeTempDirs, toolResultFor } from "./helpers/pi-harness.ts";
+import { RECEIPT_TYPE, UNBRIEFED_NOTICE_TYPE } from "../src/vocabulary.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 afterAll(removeTempDirs);
 

@@ -5,13 +5,13 @@
 import type { AssistantMessage, Message } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
+import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
+import { OVERFLOW_NOTICE_MAX_BYTES, parseOverflowMessage } from "../src/edits/overflow-notice.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
-import { OVERFLOW_NOTICE_MAX_BYTES, OVERFLOW_NOTICE_TYPE, parseOverflowMessage } from "../src/runtime/overflow.ts";
-import { RECEIPT_TYPE } from "../src/runtime/receipt.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { makeSession, removeTempDirs, type TestSession } from "./helpers/pi-harness.ts";
+import { OVERFLOW_NOTICE_TYPE, RECEIPT_TYPE } from "../src/vocabulary.ts";
 import { isAppendOf, pairingProblems, providerProblems } from "./helpers/requests.ts";
-import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const STAGES = 10;
 /** Large enough that no threshold commit is due before the overflow: the recovery has marks to fold. */

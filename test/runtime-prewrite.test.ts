@@ -5,11 +5,11 @@
 import { unlinkSync } from "node:fs";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { FoldStore } from "../src/store/index.ts";
-import { makeSession, removeTempDirs, type TestSession } from "./helpers/pi-harness.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const STAGES = 10;
 const BUDGET = 14_000;

@@ -7,17 +7,17 @@
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FAUX_PROVIDER, type FauxCost, makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
+import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { runFoldStatus } from "../src/commands/fold-status.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
+import { CompositionCache, windowComposition } from "../src/operations/composition.ts";
+import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { DEFAULT_THRESHOLDS } from "../src/runtime/thresholds.ts";
 import { runtimeLines } from "../src/tool/status.ts";
-import { CompositionCache, windowComposition } from "../src/ui/composition.ts";
 import { headerLines } from "../src/ui/editor-model.ts";
 import { foldBarLines } from "../src/ui/fold-bar.ts";
 import { windowFigure } from "../src/ui/window-figure.ts";
-import { FAUX_PROVIDER, type FauxCost, makeSession, removeTempDirs, type TestSession } from "./helpers/pi-harness.ts";
-import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const { maxTarget, minTarget } = DEFAULT_THRESHOLDS;
 /** The estimator's tolerance against the faux provider's billing (as in runtime.test.ts). */

@@ -6,19 +6,19 @@ import type { AssistantMessage, Message, TextContent, ToolResultMessage } from "
 import { type ExtensionAPI, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
+import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
+import { RECEIPT_MAX_BYTES } from "../src/edits/receipt.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { FoldLattice, type LatticeEntry } from "../src/lattice/index.ts";
-import { RECEIPT_MAX_BYTES, RECEIPT_TYPE } from "../src/runtime/receipt.ts";
+import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { DEFAULT_THRESHOLDS } from "../src/runtime/thresholds.ts";
 import { canonicalText } from "../src/session/context-entries.ts";
-import { RECORD_TYPE } from "../src/session/journal.ts";
 import { rebuildLattice } from "../src/session/rebuild.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { runtimeLines } from "../src/tool/status.ts";
-import { makeSession, removeTempDirs, type TestSession } from "./helpers/pi-harness.ts";
+import { RECEIPT_TYPE, RECORD_TYPE } from "../src/vocabulary.ts";
 import { canonical, isAppendOf, pairingProblems, providerProblems, sharedPrefix } from "./helpers/requests.ts";
-import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 
 const core = nodeCore();
 const STAGES = 16;

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadCoreFile, type PiFoldCore } from "../bindings/node.ts";
 import { type CommitMarks, MARK_ELIGIBLE, MARK_PINNED, type VisibleRoots } from "../bindings/select.ts";
-import { randomMarks, randomRoots, rng } from "./reference/gen.ts";
+import { randomMarks, randomRoots, rng } from "../harness/reference/gen.ts";
 import {
 	selectCommitObjects,
 	selectCommitTyped,
@@ -12,7 +12,7 @@ import {
 	selectConsolidationTyped,
 	toMarks,
 	toRoots,
-} from "./reference/select-ref.ts";
+} from "../harness/reference/select-ref.ts";
 
 let core: PiFoldCore;
 beforeAll(() => {

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plantValues } from "../bench/lib/recall-agent.ts";
 import { type ArmConfig, type ArmName, type ArmRun, runArm } from "../bench/lib/session-arms.ts";
 import { floorAnalysis } from "../bench/lib/session-compare.ts";
+import { removeTempDirs } from "../harness/pi-harness.ts";
 import { summarizeArm } from "../src/report/arm-report.ts";
 import { renderRequestChart } from "../src/report/chart-svg.ts";
 import { costOf } from "../src/report/price-card.ts";
 import { ARM_TABLE_ROWS, FRESH_ABOVE_FLOOR_ROW, OVER_WINDOW_ROW, renderArmTable } from "../src/report/table.ts";
-import { removeTempDirs } from "./helpers/pi-harness.ts";
 
 const STAGES = 16;
 /**

@@ -3,13 +3,14 @@
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { foldEverything } from "../harness/fold-fixture.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { syntheticSession } from "../harness/synthetic-session.ts";
 import { ancestorStores } from "../src/session/fork.ts";
-import { JOURNAL_VERSION, parseJournalOp, RECORD_TYPE } from "../src/session/journal.ts";
+import { JOURNAL_VERSION, parseJournalOp } from "../src/session/journal.ts";
 import { type Rebuilt, type RecordSource, rebuildLattice } from "../src/session/rebuild.ts";
 import { FoldStore } from "../src/store/index.ts";
-import { foldEverything } from "./helpers/fold-fixture.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
-import { syntheticSession } from "./helpers/synthetic-session.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);

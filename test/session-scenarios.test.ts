@@ -9,9 +9,9 @@ import { plantValues } from "../bench/lib/recall-agent.ts";
 import { type ArmConfig, type ArmRun, runArm } from "../bench/lib/session-arms.ts";
 import { aboveTier, parseSessionArgs, SessionArgsError } from "../bench/lib/session-compare.ts";
 import { SCENARIOS, TIERED_COST } from "../bench/lib/session-scenarios.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { firstPriceTier } from "../src/meter/budget.ts";
 import { cardOfModel, costOf, DEFAULT_PRICE_CARD, tierOf } from "../src/report/price-card.ts";
-import { firstPriceTier } from "../src/runtime/budget.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
 
 afterAll(removeTempDirs);
 

@@ -17,10 +17,11 @@ import {
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { parseSettingsArgs, settingsCompletions } from "../src/commands/fold-settings.ts";
+import { DELETED_OPTIONS, parseOptions } from "../src/host/options.ts";
 import piFold, { type PiFold, registerPiFold } from "../src/index.ts";
-import { DELETED_OPTIONS, parseOptions, type RuntimeSettings } from "../src/runtime/options.ts";
-import { DEFAULT_THRESHOLDS, THRESHOLD_KEYS, type Thresholds } from "../src/runtime/thresholds.ts";
+import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import { LiveSettings } from "../src/settings/live-settings.ts";
 import {
 	applySettingsEdit,
@@ -30,7 +31,7 @@ import {
 	settingsText,
 	type UserSettings,
 } from "../src/settings/settings-file.ts";
-import { makeSession, removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
+import { type RuntimeSettings, THRESHOLD_KEYS, type Thresholds } from "../src/vocabulary.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 
 afterAll(removeTempDirs);

@@ -7,8 +7,8 @@ import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadCore, type PiFoldCore, type Span } from "../bindings/index.ts";
 import { CORE_WASM_URL } from "../bindings/node.ts";
+import { charsOver4, estimateTokensJs } from "../harness/reference/tokens-js.ts";
 import { buildTokenCorpus, median, type Script, scriptOf, type TokenCategory } from "../scripts/token-corpus.ts";
-import { charsOver4, estimateTokensJs } from "./reference/tokens-js.ts";
 
 const core: PiFoldCore = loadCore(readFileSync(CORE_WASM_URL));
 const encoder = new TextEncoder();

@@ -1,4 +1,4 @@
-// The agent's verbs on real sessions (SPEC 5): a scripted faux agent works through Pi's dist/ with
+// The agent's verbs on real sessions: a scripted faux agent works through Pi's dist/ with
 // real read/bash/ls calls and, in the same prompt, calls pi_fold_context, its arguments computed
 // from what the runtime and earlier calls show at that moment, as a model would. The
 // captured requests are the oracle for what each call did to the window; the probe records the
@@ -10,9 +10,10 @@
 // the consolidation in slices and a child of it; pin raw entries and keep a peek raw, then let
 // commits happen. The "pending marks" session and peek's text view are in tool-marks.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeTempDirs, textOf } from "../harness/pi-harness.ts";
 import type { FoldView } from "../src/lattice/index.ts";
-import { PEEK_MAX_BYTES } from "../src/runtime/actions.ts";
 import type { FoldToolDetails } from "../src/tool/result.ts";
+import { PEEK_MAX_BYTES } from "../src/vocabulary.ts";
 import {
 	ARITHMETIC,
 	call,
@@ -43,7 +44,6 @@ import {
 	toolStep,
 	work,
 } from "./helpers/fold-agent.ts";
-import { removeTempDirs, textOf } from "./helpers/pi-harness.ts";
 import { canonical, isAppendOf, providerProblems } from "./helpers/requests.ts";
 
 /** Peek the consolidation in this many slices (the last one takes the rest). */

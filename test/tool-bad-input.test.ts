@@ -7,13 +7,13 @@
 // them against the tool's schema first; those are in the table too, marked "pi", and pi-fold's
 // own parser is checked for the same values directly (other callers skip Pi's check).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeTempDirs, textOf } from "../harness/pi-harness.ts";
 import type { FoldView } from "../src/lattice/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { runFoldAction } from "../src/tool/dispatch.ts";
 import { parseFoldArgs } from "../src/tool/schema.ts";
 import { CASES, type Case, type Targets } from "./helpers/bad-input-cases.ts";
 import { call, type FoldAgent, finish, foldAgent, once, resultOf, run, toolStep, work } from "./helpers/fold-agent.ts";
-import { removeTempDirs, textOf } from "./helpers/pi-harness.ts";
 import { isAppendOf } from "./helpers/requests.ts";
 
 const ARITHMETIC = /\n-- window: ~\d+ of \d+ tokens \([\d.]+%\); .*\.$/;

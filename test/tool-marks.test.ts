@@ -1,4 +1,4 @@
-// The agent's verbs on real sessions (SPEC 5): a scripted faux agent works through Pi's dist/ with
+// The agent's verbs on real sessions: a scripted faux agent works through Pi's dist/ with
 // real read/bash/ls calls and, in the same prompt, calls pi_fold_context, its arguments computed
 // from what the runtime and earlier calls show at that moment, as a model would. The
 // captured requests are the oracle for what each call did to the window; the probe records the
@@ -11,8 +11,9 @@
 // "standing folds" session is in tool-actions.test.ts.
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeTempDirs, textOf } from "../harness/pi-harness.ts";
 import type { FoldView } from "../src/lattice/index.ts";
-import { entryText, sliceUtf8 } from "../src/runtime/peek-source.ts";
+import { entryText, sliceUtf8 } from "../src/session/fold-source.ts";
 import type { FoldToolDetails } from "../src/tool/result.ts";
 import {
 	ARITHMETIC,
@@ -37,7 +38,6 @@ import {
 	sourcesOf,
 	work,
 } from "./helpers/fold-agent.ts";
-import { removeTempDirs, textOf } from "./helpers/pi-harness.ts";
 import { isAppendOf } from "./helpers/requests.ts";
 
 describe("pi_fold_context on pending marks (large budget: marks wait, then one commit)", () => {

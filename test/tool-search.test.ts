@@ -13,10 +13,11 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plantValues } from "../bench/lib/recall-agent.ts";
 import { nodeCore } from "../bindings/node.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { FOLD_SEARCH_USAGE } from "../src/commands/fold-search.ts";
 import type { FoldId } from "../src/fold-types.ts";
-import { FoldActions } from "../src/runtime/actions.ts";
-import { parseOptions } from "../src/runtime/options.ts";
+import { parseOptions } from "../src/host/options.ts";
+import { FoldActions } from "../src/operations/actions.ts";
 import { FoldRuntime } from "../src/runtime/runtime.ts";
 import type { SearchAnswer } from "../src/search/search.ts";
 import { TREE_PAGE } from "../src/tool/status.ts";
@@ -33,7 +34,6 @@ import {
 	toolStep,
 	work,
 } from "./helpers/fold-agent.ts";
-import { removeTempDirs, tempDir } from "./helpers/pi-harness.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf } from "./helpers/requests.ts";
 

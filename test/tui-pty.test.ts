@@ -5,13 +5,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CANCEL_EXPLAINED } from "../src/runtime/hooks.ts";
+import { piEnv, removeTempDirs } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT } from "../harness/workload.ts";
+import { CANCEL_EXPLAINED } from "../src/host/hooks.ts";
 import { KEY_HELP } from "../src/ui/editor-model.ts";
 import { TUI_MODEL, TUI_PROVIDER, TUI_STAGES } from "./fixtures/tui-session-ext.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";
-import { piEnv, removeTempDirs } from "./helpers/pi-harness.ts";
 import { type PtyRun, startPty } from "./helpers/pty.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT } from "./helpers/workload.ts";
 
 const COLS = 120;
 const ROWS = 40;

@@ -7,11 +7,17 @@ import { spawn } from "node:child_process";
 import type { ContextEditEntry, ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
-import { estimateMessages, estimateRequest } from "../src/runtime/occupancy.ts";
-import { RECEIPT_TYPE } from "../src/runtime/receipt.ts";
+import { estimateMessages, estimateRequest } from "../src/meter/estimate.ts";
+import {
+	CompositionCache,
+	PART_NAMES,
+	type WindowComposition,
+	windowComposition,
+} from "../src/operations/composition.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { CompositionCache, PART_NAMES, type WindowComposition, windowComposition } from "../src/ui/composition.ts";
 import {
 	BAR_CELLS,
 	FOLD_BAR_KEY,
@@ -20,10 +26,9 @@ import {
 	MAX_LINE_WIDTH,
 	unavailableLines,
 } from "../src/ui/fold-bar.ts";
+import { RECEIPT_TYPE } from "../src/vocabulary.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";
-import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "./helpers/pi-harness.ts";
 import { type RecordedWidget, recordingUi } from "./helpers/recording-ui.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 import { UI_HOST_BUDGET, UI_HOST_MODEL, UI_HOST_PROVIDER } from "./hosts/fold-ui-host.ts";
 
 const core = nodeCore();

@@ -4,14 +4,14 @@
 import type { MessageRenderer, MessageRenderOptions, Theme } from "@earendil-works/pi-coding-agent";
 import { stripTerminalSequences } from "@earendil-works/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { unbriefedNotice } from "../src/edits/notice.ts";
+import { overflowNoticeDraft } from "../src/edits/overflow-notice.ts";
+import { receiptDraft } from "../src/edits/receipt.ts";
 import { registerPiFold } from "../src/index.ts";
-import { unbriefedNotice } from "../src/runtime/notice.ts";
-import { OVERFLOW_NOTICE_TYPE, overflowNoticeDraft } from "../src/runtime/overflow.ts";
-import { RECEIPT_TYPE, receiptDraft } from "../src/runtime/receipt.ts";
-import { UNBRIEFED_NOTICE_TYPE } from "../src/runtime/runtime.ts";
 import { noticeLine } from "../src/ui/notice-renderers.ts";
 import { formatTokens, percentOf } from "../src/ui/window-figure.ts";
-import { makeSession, removeTempDirs } from "./helpers/pi-harness.ts";
+import { OVERFLOW_NOTICE_TYPE, RECEIPT_TYPE, UNBRIEFED_NOTICE_TYPE } from "../src/vocabulary.ts";
 
 afterAll(removeTempDirs);
 

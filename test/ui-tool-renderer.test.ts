@@ -16,13 +16,13 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { stripTerminalSequences, Text, type TUI } from "@earendil-works/pi-tui";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { RECORD_TYPE } from "../src/session/journal.ts";
 import { callSummary, FoldedCalls, foldedRowText, RowRegistry, visibleFoldOf } from "../src/ui/tool-renderer.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";
-import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "./helpers/pi-harness.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "./helpers/workload.ts";
 import { UI_HOST_MODEL, UI_HOST_PROVIDER } from "./hosts/fold-ui-host.ts";
 
 const STAGES = 16;

@@ -2,7 +2,7 @@
 // lockfile): code, Markdown docs and JSON, cut into spans with a seeded generator.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { rng } from "../../test/reference/gen.ts";
+import { rng } from "../../harness/reference/gen.ts";
 
 const ROOT = new URL("../../node_modules/", import.meta.url).pathname;
 

@@ -24,7 +24,7 @@ import {
 	fauxToolCall,
 	type TranscriptContext,
 } from "@earendil-works/pi-ai";
-import { isSummaryRequest } from "../../test/helpers/workload.ts";
+import { isSummaryRequest } from "../../harness/workload.ts";
 
 export const FOLD_TOOL = "pi_fold_context";
 

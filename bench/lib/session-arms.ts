@@ -12,17 +12,17 @@
 import { copyFileSync } from "node:fs";
 import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
-import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index.ts";
-import { type RequestRecord, usageFromProvider } from "../../src/report/arm-report.ts";
-import { type IndexCoverage, indexCoverage } from "../../src/report/index-coverage.ts";
-import { type FauxCost, makeSession, type TestSession } from "../../test/helpers/pi-harness.ts";
+import { type FauxCost, makeSession, type TestSession } from "../../harness/pi-harness.ts";
 import {
 	isSummaryRequest,
 	WORKLOAD_PROMPT,
 	WORKLOAD_ROOT,
 	type WorkloadOptions,
 	workloadSteps,
-} from "../../test/helpers/workload.ts";
+} from "../../harness/workload.ts";
+import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index.ts";
+import { type RequestRecord, usageFromProvider } from "../../src/report/arm-report.ts";
+import { type IndexCoverage, indexCoverage } from "../../src/report/index-coverage.ts";
 import {
 	type PlantedValue,
 	plantOption,

@@ -4,10 +4,10 @@
 import { mkdirSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_THRESHOLDS } from "../../src/policy/thresholds.ts";
 import { writeFileAtomic } from "../../src/replay/output.ts";
 import { renderRequestChart } from "../../src/report/chart-svg.ts";
 import { renderArmTable } from "../../src/report/table.ts";
-import { DEFAULT_THRESHOLDS } from "../../src/runtime/thresholds.ts";
 import type { ArmName, ArmRun } from "./session-arms.ts";
 import { ARMS, type SessionResult, usesDefaults } from "./session-compare.ts";
 import { INDEX_BASELINE, recallSummary, recallText } from "./session-recall.ts";

@@ -4,9 +4,9 @@
 // agent (recall-agent.ts), with search and without it (the index and peek only).
 
 import { nodeCore } from "../../bindings/node.ts";
+import { FIXTURE_SESSION, hasFixture } from "../../harness/fixture.ts";
 import { replayFile } from "../../src/replay/replay.ts";
 import type { IndexCoverage } from "../../src/report/index-coverage.ts";
-import { FIXTURE_SESSION, hasFixture } from "../../test/helpers/fixture.ts";
 import type { ValueReport } from "./recall-agent.ts";
 import type { ArmRun } from "./session-arms.ts";
 

@@ -8,9 +8,10 @@
 //   `cost.tiers` and every request priced by it. Pi's compaction, at its defaults, fires only near
 //   window - reserveTokens (383,616), so native pays the tier on every request above 272,000; pi-fold's
 //   budget is the tier, so none of its requests pass it.
+
+import { FAUX_MODEL, FAUX_PROVIDER, type FauxCost } from "../../harness/pi-harness.ts";
 import type { PriceCard } from "../../src/report/price-card.ts";
 import { cardOfModel } from "../../src/report/price-card.ts";
-import { FAUX_MODEL, FAUX_PROVIDER, type FauxCost } from "../../test/helpers/pi-harness.ts";
 
 export type ScenarioName = "equal" | "tiered";
 export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "tiered"];

@@ -1,8 +1,8 @@
 // Lattice validation and commit/consolidation selection at 10k items: the core against a
 // typed-array TypeScript reference (same algorithm) and a straightforward object-based one.
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { randomLattice, randomMarks, randomRoots, rng } from "../../test/reference/gen.ts";
-import { toFolds, validateLatticeObjects, validateLatticeTyped } from "../../test/reference/lattice-ref.ts";
+import { randomLattice, randomMarks, randomRoots, rng } from "../../harness/reference/gen.ts";
+import { toFolds, validateLatticeObjects, validateLatticeTyped } from "../../harness/reference/lattice-ref.ts";
 import {
 	selectCommitObjects,
 	selectCommitTyped,
@@ -10,7 +10,7 @@ import {
 	selectConsolidationTyped,
 	toMarks,
 	toRoots,
-} from "../../test/reference/select-ref.ts";
+} from "../../harness/reference/select-ref.ts";
 import { type GroupResult, ratio, runGroup, type Target, target } from "../lib/harness.ts";
 
 const N = 10_000;

@@ -2,7 +2,7 @@
 // chars/4, and the exact o200k tokenizer, on 1000 x ~2 KB mixed strings.
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { charsOver4, estimateTokensJs } from "../../test/reference/tokens-js.ts";
+import { charsOver4, estimateTokensJs } from "../../harness/reference/tokens-js.ts";
 import { mixedStrings } from "../lib/corpus.ts";
 import { type GroupResult, ratio, runGroup, type Target, target } from "../lib/harness.ts";
 

@@ -2,10 +2,11 @@
 // case-insensitive; /pattern/ for a regular expression); with a UI, pick one to open the fold's
 // verified text at that match. Reads only: nothing is marked, staged or recorded.
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
-import { clip } from "../runtime/text-fit.ts";
-import { SEARCH_MAX_LIMIT, type SearchHit } from "../search/search.ts";
+import type { SearchHit } from "../operations/reading.ts";
+import type { FoldHandle } from "../operations/view.ts";
 import { searchText } from "../tool/search.ts";
+import { clip } from "../values/text-fit.ts";
+import { SEARCH_MAX_LIMIT } from "../vocabulary.ts";
 
 export const FOLD_SEARCH_COMMAND = "fold-search";
 /** How much of the fold's text an opened match shows, and how much of it comes before the match. */
@@ -26,7 +27,7 @@ function optionOf(h: SearchHit, k: number): string {
 	return `${k}. ${h.fold} · ${h.role}${h.tool ? ` ${h.tool}` : ""} · ${clip(h.line, 100)}`;
 }
 
-export async function runFoldSearch(handle: RuntimeHandle, args: string, ctx: ExtensionCommandContext): Promise<void> {
+export async function runFoldSearch(handle: FoldHandle, args: string, ctx: ExtensionCommandContext): Promise<void> {
 	const actions = handle.actions();
 	if (!actions) {
 		ctx.ui.notify(`/fold-search: pi-fold is not running (${handle.reason() ?? "no runtime yet"})`, "error");

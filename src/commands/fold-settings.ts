@@ -1,4 +1,4 @@
-// /fold-settings (SPEC 7): show or edit the user's settings file. Headless-safe: everything is
+// /fold-settings: show or edit the user's settings file. Headless-safe: everything is
 // said through say.ts (the UI, or the terminal in print mode).
 //   /fold-settings                              path, values in force and their source, the file's state
 //   /fold-settings maxTarget=0.75 minTarget=0.35  one edit, validated whole, written atomically, put in force
@@ -6,10 +6,10 @@
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
-import { THRESHOLD_KEYS, type Thresholds } from "../runtime/thresholds.ts";
+import type { FoldHandle } from "../operations/view.ts";
 import type { LiveSettings, ThresholdSource } from "../settings/live-settings.ts";
 import type { SettingsLoad } from "../settings/settings-file.ts";
+import { errorMessage, THRESHOLD_KEYS, type Thresholds } from "../vocabulary.ts";
 import { say } from "./say.ts";
 
 export const FOLD_SETTINGS_COMMAND = "fold-settings";
@@ -17,7 +17,7 @@ export const FOLD_SETTINGS_COMMAND = "fold-settings";
 export interface FoldSettingsDeps {
 	live: LiveSettings;
 	/** Where a settings problem is also recorded, so the tool's status shows it. */
-	runtime?: RuntimeHandle;
+	runtime?: FoldHandle;
 }
 
 type Notify = (message: string, type?: "info" | "warning" | "error") => void;
@@ -156,7 +156,7 @@ export function registerFoldSettingsCommand(pi: ExtensionAPI, deps: FoldSettings
 				runFoldSettings(args, live, notify);
 			} catch (err) {
 				// Nothing may escape into Pi's loop; the edit paths already return their failures.
-				notify(`/fold-settings failed: ${err instanceof Error ? err.message : String(err)}`, "error");
+				notify(`/fold-settings failed: ${errorMessage(err)}`, "error");
 			}
 		},
 	});

@@ -1,11 +1,11 @@
-// /fold-status (SPEC 7): where the window stands and what is in it, for a person, in every mode
+// /fold-status: where the window stands and what is in it, for a person, in every mode
 // (say.ts): the one occupancy figure (window-figure.ts) and what its terms mean, the folds the window
 // shows, the pending marks with what they would free, the pins, what is staged, what pi-fold did so
 // far and anything that went wrong. Each term gets its word of explanation where it first appears;
 // the agent's `pi_fold_context status` keeps every internal counter.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
-import type { RuntimeStatus } from "../runtime/runtime-types.ts";
+import type { RuntimeStatus } from "../operations/status.ts";
+import type { FoldHandle } from "../operations/view.ts";
 import { formatTokens, percentOf, stagedNote, windowFigure, windowText } from "../ui/window-figure.ts";
 import type { CommandAnswer } from "./fold.ts";
 
@@ -22,7 +22,7 @@ function budgetWhy(status: RuntimeStatus): string {
 	return `set by ${b.why}`;
 }
 
-export function runFoldStatus(handle: RuntimeHandle, ctx: ExtensionContext): CommandAnswer {
+export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): CommandAnswer {
 	const rt = handle.get();
 	const actions = handle.actions();
 	if (!rt || !actions)

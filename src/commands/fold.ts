@@ -1,12 +1,12 @@
-// /fold (SPEC 7): commit every staged mark now, or exactly the named span. Both go through
+// /fold: commit every staged mark now, or exactly the named span. Both go through
 // FoldActions.foldNow, the runtime's validated path: the commit itself lands at the next turn
 // boundary (a turn_end), as one attributed rewrite; when Pi is idle that is the first turn of the
 // next prompt. `/fold <expanded fold>` refolds it instead (staged the same way).
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
-import type { FoldId } from "../fold-types.ts";
-import type { FoldActions } from "../runtime/actions.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { FoldActions } from "../operations/actions.ts";
+import type { FoldHandle } from "../operations/view.ts";
+import type { FoldId } from "../vocabulary.ts";
 
 export const FOLD_COMMAND = "fold";
 export const FOLD_USAGE =
@@ -40,7 +40,7 @@ function freedText(actions: FoldActions, ctx: ExtensionContext, ids: readonly Fo
 }
 
 /** Run one /fold; never throws (a refusal is an error answer and nothing changed). */
-export function runFold(handle: RuntimeHandle, args: string, ctx: ExtensionContext): CommandAnswer {
+export function runFold(handle: FoldHandle, args: string, ctx: ExtensionContext): CommandAnswer {
 	const actions = handle.actions();
 	if (!actions)
 		return { text: `/fold: pi-fold is not running (${handle.reason() ?? "no runtime yet"})`, level: "error" };
@@ -63,7 +63,7 @@ export function runFold(handle: RuntimeHandle, args: string, ctx: ExtensionConte
 }
 
 /** Completes the last word with a pending mark or an expanded fold (what /fold accepts). */
-export function foldCompletions(handle: RuntimeHandle): (prefix: string) => AutocompleteItem[] | null {
+export function foldCompletions(handle: FoldHandle): (prefix: string) => AutocompleteItem[] | null {
 	return (prefix) => {
 		const lattice = handle.actions()?.lattice();
 		if (!lattice) return null;

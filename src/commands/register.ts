@@ -1,10 +1,12 @@
-// The person's commands on folds (SPEC 7): /fold, /fold-status, /fold-search and /fold-editor.
+// The person's commands on folds: /fold, /fold-status, /fold-search and /fold-editor.
 // /fold-settings registers itself (fold-settings.ts). Every handler answers through say.ts (the UI,
 // or the terminal in print mode), redraws the fold bar after a change, and never throws.
+
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { FoldHandle } from "../operations/view.ts";
 import type { FoldBar } from "../ui/fold-bar.ts";
 import { openFoldEditor } from "../ui/fold-editor-command.ts";
+import { errorMessage } from "../vocabulary.ts";
 import { FOLD_COMMAND, FOLD_TIMING, FOLD_TIMING_IDLE, foldCompletions, runFold } from "./fold.ts";
 import { FOLD_SEARCH_COMMAND, runFoldSearch } from "./fold-search.ts";
 import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
@@ -18,11 +20,7 @@ async function guarded(name: string, ctx: ExtensionCommandContext, body: () => P
 		await body();
 	} catch (err) {
 		try {
-			say(
-				ctx,
-				`/${name} failed inside pi-fold, nothing changed: ${err instanceof Error ? err.message : String(err)}`,
-				"error",
-			);
+			say(ctx, `/${name} failed inside pi-fold, nothing changed: ${errorMessage(err)}`, "error");
 		} catch {
 			// No UI to tell: nothing more to do.
 		}
@@ -30,7 +28,7 @@ async function guarded(name: string, ctx: ExtensionCommandContext, body: () => P
 }
 
 /** `bar`: the fold bar, redrawn right after a command or the editor changed something. */
-export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle, bar?: FoldBar): void {
+export function registerFoldCommands(pi: ExtensionAPI, runtime: FoldHandle, bar?: FoldBar): void {
 	pi.registerCommand(FOLD_COMMAND, {
 		description:
 			"Fold every staged mark at the next turn, or the named marks as one span (an expanded fold: refold it)",
@@ -39,11 +37,10 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: RuntimeHandle, b
 			guarded(FOLD_COMMAND, ctx, async () => {
 				const answer = runFold(runtime, args, ctx);
 				// Idle: plan it now and show it on the next request already (the runtime's fold bridge).
-				const rt = runtime.get();
-				if (answer.level === "info" && ctx.isIdle() && rt?.foldRequested) {
-					const early = await rt.prepareFold(ctx);
+				const actions = runtime.actions();
+				if (answer.level === "info" && ctx.isIdle() && runtime.get()?.foldRequested && actions) {
+					const early = await actions.foldWhileIdle(ctx);
 					if (early.ok) answer.text = answer.text.replace(FOLD_TIMING, FOLD_TIMING_IDLE);
-					else rt.problem("fold", `shown at the next turn instead of the next request: ${early.reason}`);
 				}
 				say(ctx, answer.text, answer.level);
 				if (answer.level === "info") bar?.refresh(ctx);

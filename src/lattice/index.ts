@@ -1,4 +1,4 @@
-// The in-memory fold lattice: folds over the active branch's context entries (SPEC sections 1-3).
+// The in-memory fold lattice: folds over the active branch's context entries.
 export { ENTRY_ROLES, type EntryRole, type LatticeEntry, type ToolBatches } from "./entries.ts";
 export type { FoldChild, FoldLeaf, FoldView, RootSpan, WindowItem } from "./fold.ts";
 export { FoldLattice } from "./lattice.ts";

@@ -1,6 +1,6 @@
-// Runtime lists of the shared vocabulary (src/fold-types.ts holds only types), plus the brief rules.
+// Runtime lists of the shared vocabulary (src/fold-types.ts holds the types), plus the brief rules.
 // The Record types make the compiler fail if fold-types.ts gains or loses a member.
-import type { BriefProvenance, FoldKind, FoldState } from "../fold-types.ts";
+import { BRIEF_MAX_CHARS, type BriefProvenance, type FoldKind, type FoldState } from "../fold-types.ts";
 import { refuse, show } from "./outcome.ts";
 
 const KINDS: Record<FoldKind, true> = { "tool-batch": true, chapter: true, consolidation: true, peek: true };
@@ -11,8 +11,7 @@ export const FOLD_KINDS = Object.keys(KINDS) as readonly FoldKind[];
 export const FOLD_STATES = Object.keys(STATES) as readonly FoldState[];
 export const BRIEF_PROVENANCES = Object.keys(PROVENANCES) as readonly BriefProvenance[];
 
-/** One cap for supplied and runtime-written briefs alike (SPEC section 4). */
-export const BRIEF_MAX_CHARS = 2000;
+export { BRIEF_MAX_CHARS };
 
 /** A brief's length in characters (Unicode code points, so an emoji counts once). */
 export function briefLength(text: string): number {

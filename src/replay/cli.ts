@@ -3,11 +3,9 @@
 // file, a bad price card, an unknown model without --window) or the Node is too old, 2 bad usage, 3 an
 // internal error. Bad input is told in one message naming the file and line, never with a stack trace
 // (PI_FOLD_DEBUG=1 shows one for internal errors).
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { loadCoreFile, type PiFoldCore } from "../../bindings/node.ts";
+import type { PiFoldCore } from "../../bindings/index.ts";
 import { loadPriceCardFile, PriceCardError } from "../report/price-card.ts";
+import { errorMessage } from "../vocabulary.ts";
 import { parseArgs, type ReplayArgs, USAGE } from "./args.ts";
 import { ownVersion } from "./launch-check.ts";
 import { chartSvg, jsonReport, textReport, writeFileAtomic } from "./output.ts";
@@ -15,17 +13,18 @@ import { progressBar } from "./progress.ts";
 import type { ReplayResult } from "./replay.ts";
 import { ReplayInputError, readSessionFile, skippedWarning } from "./session-lines.ts";
 
-const WASM = join("wasm", "pi-fold-core.wasm");
+/**
+ * The package's own Node entry, by its public name: Node resolves a package's name from inside the
+ * package through its "exports", so the command loads the built entry and the core file beside it
+ * the way any user of `pi-fold/node` does, wherever the command itself sits (src/replay in a clone,
+ * dist/cli/src/replay when built and installed). A string, so no compiler follows it into a second
+ * build of the bindings.
+ */
+const NODE_ENTRY: string = "pi-fold/node";
 
-/** The package's core: found by walking up from this file (src/replay in the repo, dist/cli/src/replay when built). */
-function findCore(): PiFoldCore {
-	let dir = dirname(fileURLToPath(import.meta.url));
-	for (let up = 0; up < 6; up++) {
-		const candidate = join(dir, WASM);
-		if (existsSync(candidate)) return loadCoreFile(candidate);
-		dir = dirname(dir);
-	}
-	throw new Error(`cannot find ${WASM} above ${fileURLToPath(import.meta.url)} (was the package built?)`);
+async function loadCore(): Promise<PiFoldCore> {
+	const entry = (await import(NODE_ENTRY)) as { nodeCore(): PiFoldCore };
+	return entry.nodeCore();
 }
 
 class Refusal extends Error {
@@ -54,7 +53,7 @@ async function run(args: ReplayArgs): Promise<void> {
 		const skipped = skippedWarning(checked);
 		if (skipped !== undefined) process.stderr.write(`pi-fold replay: ${skipped}\n`);
 		const { replayChecked } = await import("./replay.ts");
-		result = await replayChecked(checked, findCore(), {
+		result = await replayChecked(checked, await loadCore(), {
 			...(args.window === undefined ? {} : { window: args.window }),
 			...(args.budget === undefined ? {} : { budget: args.budget }),
 			...(args.reserveTokens === undefined ? {} : { reserveTokens: args.reserveTokens }),
@@ -103,7 +102,7 @@ async function main(argv: readonly string[]): Promise<number> {
 			process.stderr.write(`pi-fold replay: ${err.message}\n`);
 			return err.code;
 		}
-		const message = err instanceof Error ? err.message : String(err);
+		const message = errorMessage(err);
 		process.stderr.write(`pi-fold replay: internal error: ${message}\n`);
 		if (process.env.PI_FOLD_DEBUG === "1" && err instanceof Error) process.stderr.write(`${err.stack}\n`);
 		return 3;

@@ -8,8 +8,8 @@
 // replayed entries new ones), but its brief, receipt or notice is otherwise the same text, of the
 // same length, and is billed the same (provider-tokens.ts matches texts by key).
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { canonicalJson } from "../runtime/canonical-json.ts";
-import { estimateRequestDetail, type RequestEstimate } from "../runtime/occupancy.ts";
+import { estimateRequestDetail, type RequestEstimate } from "../meter/estimate.ts";
+import { canonicalJson } from "../values/canonical-json.ts";
 
 interface Estimated {
 	text: string;

@@ -4,7 +4,7 @@
 // --window, and prices them with the price card.
 import { InMemoryCredentialStore, InMemoryModelsStore } from "@earendil-works/pi-ai";
 import { ModelRuntime } from "@earendil-works/pi-coding-agent";
-import type { ModelLimits } from "../runtime/budget.ts";
+import type { ModelLimits } from "../meter/budget.ts";
 import { type ModelRef, modelKeyOf } from "./transcript.ts";
 
 export interface CatalogLimits extends ModelLimits {
@@ -38,9 +38,4 @@ export async function catalogModels(models: readonly ModelRef[]): Promise<Map<st
 		});
 	}
 	return out;
-}
-
-/** One model's catalog entry, or undefined when the catalog does not list it. */
-export async function catalogLimits(model: ModelRef): Promise<CatalogLimits | undefined> {
-	return (await catalogModels([model])).get(modelKeyOf(model));
 }

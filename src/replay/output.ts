@@ -31,7 +31,7 @@ function ratioNotes(r: ReplayResult): string[] {
 	];
 }
 
-/** The calibration refusal (runtime/occupancy.ts), which a replay can set off by design. */
+/** The calibration refusal (meter/calibration.ts), which a replay can set off by design. */
 const SET_ASIDE = /^calibrate: implausible calibration: (\d+) real vs (\d+) estimated tokens/;
 
 /** One line for the usage reports the replayed runtime set aside, with why. */

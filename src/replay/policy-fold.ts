@@ -1,6 +1,6 @@
 // pi-fold, replayed by the real runtime: a FoldRuntime over a replayed branch (entry-log.ts, the
 // read side of Pi's SessionManager) grown entry by entry from the recording, called exactly as its
-// hooks (runtime/hooks.ts) call it inside Pi: `session_start` (open), `context` (recordRequest)
+// hooks (host/hooks.ts) call it inside Pi: `session_start` (open), `context` (recordRequest)
 // and `context_with_system` (observeRequest) as each request goes out, `turn_end` (turnEnd) after
 // each answer and its tool results, with the drafts it returns appended as Pi appends a boundary
 // batch. Frontier, marks, commits, briefs, receipts, notices, calibration and the rewrite counters
@@ -16,10 +16,10 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ExtensionContext, SessionEntry, TurnEndEvent } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
+import type { ModelLimits } from "../meter/budget.ts";
 import type { RequestRecord } from "../report/arm-report.ts";
-import type { ModelLimits } from "../runtime/occupancy.ts";
-import type { RuntimeSettings } from "../runtime/options.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
+import { errorMessage, type RuntimeSettings } from "../vocabulary.ts";
 import { EntryLog, type LogHeader } from "./entry-log.ts";
 import type { Policy, PolicyEvent } from "./policy.ts";
 import type { Turn } from "./transcript.ts";
@@ -55,7 +55,7 @@ export class FoldPolicy implements Policy {
 		try {
 			body();
 		} catch (err) {
-			this.#problems.push(`${where}: ${err instanceof Error ? err.message : String(err)}`);
+			this.#problems.push(`${where}: ${errorMessage(err)}`);
 		}
 	}
 
@@ -125,9 +125,7 @@ export class FoldPolicy implements Policy {
 			const drafts = await this.runtime.turnEnd(event, this.#ctx(turn));
 			log.appendBatch(drafts, turn.entry.timestamp);
 		} catch (err) {
-			this.#problems.push(
-				`turn_end after request ${turn.request}: ${err instanceof Error ? err.message : String(err)}`,
-			);
+			this.#problems.push(`turn_end after request ${turn.request}: ${errorMessage(err)}`);
 		} finally {
 			this.#pendingMs += performance.now() - t0;
 		}

@@ -17,7 +17,8 @@
 // (least squares, real = a + b × estimate: a tokens, a/b in estimator units) and counted in every
 // request of every policy alike, always a cache read (it never changes).
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { Calibration, MAX_CALIBRATION_RATIO, promptTokensOf, type RequestEstimate } from "../runtime/occupancy.ts";
+import { Calibration, MAX_CALIBRATION_RATIO, promptTokensOf } from "../meter/calibration.ts";
+import type { RequestEstimate } from "../meter/estimate.ts";
 import type { Estimate, RequestMeter } from "./measure.ts";
 import { modelKeyOf, type Turn } from "./transcript.ts";
 

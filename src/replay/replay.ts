@@ -12,12 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
+import { parseOptions } from "../host/options.ts";
+import { type BudgetLimit, budgetWhy, type PriceTierLimit, servingBudget } from "../meter/budget.ts";
 import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from "../report/arm-report.ts";
 import { type IndexCoverage, indexCoverage } from "../report/index-coverage.ts";
 import type { PriceCard } from "../report/price-card.ts";
-import { type BudgetLimit, budgetWhy, type PriceTierLimit, servingBudget } from "../runtime/budget.ts";
-import { parseOptions } from "../runtime/options.ts";
-import type { Thresholds } from "../runtime/thresholds.ts";
+import type { Thresholds } from "../vocabulary.ts";
 import { RequestMeter } from "./measure.ts";
 import { catalogModels } from "./model-limits.ts";
 import type { Policy, PolicyEvent, PolicyName } from "./policy.ts";
@@ -210,32 +210,7 @@ export async function replaySession(
 	const caches = policies.map(() => new PromptCache(meter, tokens));
 	let index: IndexCoverage | undefined;
 	try {
-		for (const step of transcript.steps) {
-			if (step.kind === "entry") {
-				for (const p of policies) p.append(step.entry);
-				continue;
-			}
-			const turn = step.turn;
-			tokens.learn(turn);
-			const output = tokens.output(turn);
-			const model = modelKeyOf(turn.model);
-			for (let k = 0; k < policies.length; k++) {
-				const p = policies[k];
-				const r = results[k];
-				const messages = p.window(turn);
-				const measured = caches[k].measure(messages, model, output);
-				if (turn.request > 0 && !measured.append) {
-					if (p.events().some((e) => e.request === turn.request)) r.rewrites.attributed++;
-					else r.rewrites.unattributed++;
-				}
-				if (measured.record.promptTokens > window) r.overWindow++;
-				r.records.push(measured.record);
-				r.prompts.push(measured.record.promptTokens);
-				p.sent(turn, messages);
-				r.records.push(...(await p.answered(turn, { ...turn.assistant, usage: usageOf(measured.record) })));
-			}
-			options.onProgress?.(turn.request + 1, transcript.turns);
-		}
+		await play(transcript, policies, results, { caches, tokens, window }, options.onProgress);
 		const open = fold.runtime.view;
 		if (open) index = indexCoverage(open.lattice, open.context.sources);
 	} finally {
@@ -266,34 +241,86 @@ export async function replaySession(
 		sessionId: session.manager.getSessionId(),
 		model: mainKey,
 		requests: transcript.turns,
-		settings: {
-			...(options.model ? { servedAs: modelKeyOf(options.model) } : {}),
-			window,
-			windowSource: options.window === undefined ? "catalog" : "--window",
-			...(limits.maxTokens ? { maxTokens: limits.maxTokens } : {}),
-			budget: budget.budget,
-			budgetSource: budget.source === "providerInputBudget" ? "--budget" : "model",
-			budgetLimit: budget.limit,
-			budgetWhy: budgetWhy(budget),
-			...(budget.tier ? { priceTier: budget.tier } : {}),
-			thresholds: settings.thresholds,
-			reserveTokens: native.reserveTokens,
-			keepRecentTokens: native.keepRecentTokens,
-			summaryChars: native.summaryChars,
-			summarySource:
-				options.summaryChars !== undefined
-					? "--summary-chars"
-					: transcript.summaryChars.length > 0
-						? "session"
-						: "default",
-			priceCard: prices.pricing.name,
-			prices: prices.models,
-		},
+		settings: replaySettings({ options, window, limits, budget, settings, native, prices, transcript }),
 		dropped: transcript.dropped,
 		policies: results,
 		arms: results.map((r, k) => summarizeArm(r.name, r.records, prices.pricing, extras[k])),
 		fenced: fold.fenced,
 		hiddenPrefix: tokens.hidden.real,
 		...(index ? { index } : {}),
+	};
+}
+
+/** Every step of the transcript, played to every policy: each request measured as its policy would send it. */
+async function play(
+	transcript: Transcript,
+	policies: readonly Policy[],
+	results: PolicyResult[],
+	measure: { caches: readonly PromptCache[]; tokens: ProviderTokens; window: number },
+	onProgress: ReplayOptions["onProgress"],
+): Promise<void> {
+	const { caches, tokens, window } = measure;
+	for (const step of transcript.steps) {
+		if (step.kind === "entry") {
+			for (const p of policies) p.append(step.entry);
+			continue;
+		}
+		const turn = step.turn;
+		tokens.learn(turn);
+		const output = tokens.output(turn);
+		const model = modelKeyOf(turn.model);
+		for (let k = 0; k < policies.length; k++) {
+			const p = policies[k];
+			const r = results[k];
+			const messages = p.window(turn);
+			const measured = caches[k].measure(messages, model, output);
+			if (turn.request > 0 && !measured.append) {
+				if (p.events().some((e) => e.request === turn.request)) r.rewrites.attributed++;
+				else r.rewrites.unattributed++;
+			}
+			if (measured.record.promptTokens > window) r.overWindow++;
+			r.records.push(measured.record);
+			r.prompts.push(measured.record.promptTokens);
+			p.sent(turn, messages);
+			r.records.push(...(await p.answered(turn, { ...turn.assistant, usage: usageOf(measured.record) })));
+		}
+		onProgress?.(turn.request + 1, transcript.turns);
+	}
+}
+
+/** The replay's settings as the report states them: what was served, by which budget, priced how. */
+function replaySettings(r: {
+	options: ReplayOptions;
+	window: number;
+	limits: Awaited<ReturnType<typeof resolveSettings>>["limits"];
+	budget: Extract<ReturnType<typeof servingBudget>, { ok: true }>;
+	settings: Awaited<ReturnType<typeof resolveSettings>>["settings"];
+	native: NativeSettings;
+	prices: Awaited<ReturnType<typeof resolveSettings>>["prices"];
+	transcript: Transcript;
+}): ReplayResult["settings"] {
+	const { options, window, limits, budget, settings, native, prices, transcript } = r;
+	return {
+		...(options.model ? { servedAs: modelKeyOf(options.model) } : {}),
+		window,
+		windowSource: options.window === undefined ? "catalog" : "--window",
+		...(limits.maxTokens ? { maxTokens: limits.maxTokens } : {}),
+		budget: budget.budget,
+		budgetSource: budget.source === "providerInputBudget" ? "--budget" : "model",
+		budgetLimit: budget.limit,
+		budgetWhy: budgetWhy(budget),
+		...(budget.tier ? { priceTier: budget.tier } : {}),
+		thresholds: settings.thresholds,
+		reserveTokens: native.reserveTokens,
+		keepRecentTokens: native.keepRecentTokens,
+		summaryChars: native.summaryChars,
+		summarySource:
+			options.summaryChars !== undefined
+				? "--summary-chars"
+				: transcript.summaryChars.length > 0
+					? "session"
+					: "default",
+		priceCard: prices.pricing.name,
+		prices: prices.models,
 	};
 }

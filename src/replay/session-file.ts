@@ -2,6 +2,7 @@
 // file: opening a legacy file migrates and rewrites it in place). Pi migrates any version it knows,
 // legacy v1 included, and gives the branch that was active when the file was saved.
 import { type FileEntry, SessionManager } from "@earendil-works/pi-coding-agent";
+import { errorMessage } from "../vocabulary.ts";
 import { type CheckedSession, ReplayInputError, readSessionFile } from "./session-lines.ts";
 
 export { ReplayInputError } from "./session-lines.ts";
@@ -18,9 +19,7 @@ export function openSession(checked: CheckedSession): LoadedSession {
 		const entries = checked.entries.map((e) => ({ ...e }) as FileEntry);
 		manager = SessionManager.inMemory(checked.cwd, undefined, entries);
 	} catch (err) {
-		throw new ReplayInputError(
-			`${checked.file}: Pi cannot open it: ${err instanceof Error ? err.message : String(err)}`,
-		);
+		throw new ReplayInputError(`${checked.file}: Pi cannot open it: ${errorMessage(err)}`);
 	}
 	const { file, version, cwd, skipped, skippedCount } = checked;
 	return { file, version, cwd, skipped, skippedCount, manager };

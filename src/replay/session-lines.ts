@@ -6,6 +6,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import type { FileEntry } from "@earendil-works/pi-coding-agent";
+import { describeValue, errorMessage } from "../vocabulary.ts";
 
 /** Bad lines named at most (the rest are counted). */
 export const MAX_REPORTED_LINES = 10;
@@ -32,16 +33,10 @@ export interface CheckedSession {
 	skippedCount: number;
 }
 
-function describeType(value: unknown): string {
-	if (value === null) return "null";
-	if (Array.isArray(value)) return "an array";
-	return typeof value === "string" ? `the string ${JSON.stringify(value.slice(0, 40))}` : `a ${typeof value}`;
-}
-
 /** The problem with one parsed line, or undefined when it is a plausible Pi entry. */
 function entryProblem(value: unknown, first: boolean, version: number): string | undefined {
 	if (typeof value !== "object" || value === null || Array.isArray(value)) {
-		return `not a Pi session entry (a JSON object), found ${describeType(value)}`;
+		return `not a Pi session entry (a JSON object), found ${describeValue(value, 40)}`;
 	}
 	const v = value as Record<string, unknown>;
 	if (typeof v.type !== "string" || v.type === "") return 'not a Pi session entry (no "type" field)';
@@ -127,7 +122,7 @@ export function readSessionFile(file: string): CheckedSession {
 		} catch (err) {
 			problem = last
 				? "truncated: the file ends in the middle of an entry (was it still being written?)"
-				: `not valid JSON (${err instanceof Error ? err.message : String(err)})`;
+				: `not valid JSON (${errorMessage(err)})`;
 		}
 		problem ??= entryProblem(value, first, version);
 		if (first) {

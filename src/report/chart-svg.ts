@@ -51,9 +51,20 @@ function tickStep(range: number): number {
 	return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * pow;
 }
 
-export function renderRequestChart(spec: RequestChartSpec): string {
-	const width = spec.width ?? 960;
-	const height = spec.height ?? 420;
+/** Where things go: the plot area inside its margins, and the scales from request index and tokens to pixels. */
+interface Plot {
+	width: number;
+	height: number;
+	margin: { left: number; right: number; top: number; bottom: number };
+	plotW: number;
+	plotH: number;
+	maxPoints: number;
+	yMax: number;
+	x(i: number): number;
+	y(t: number): number;
+}
+
+function checkSpec(spec: RequestChartSpec): void {
 	if (!Number.isFinite(spec.budget) || spec.budget <= 0)
 		throw new Error(`chart: budget must be positive, got ${spec.budget}`);
 	for (const s of spec.series) {
@@ -63,6 +74,11 @@ export function renderRequestChart(spec: RequestChartSpec): string {
 	for (const l of spec.lines ?? []) {
 		if (!Number.isFinite(l.tokens) || l.tokens < 0) throw new Error(`chart: line "${l.label}" is not at a token level`);
 	}
+}
+
+function plotOf(spec: RequestChartSpec): Plot {
+	const width = spec.width ?? 960;
+	const height = spec.height ?? 420;
 	const margin = { left: 70, right: 20, top: spec.title ? 40 : 20, bottom: 70 };
 	const plotW = width - margin.left - margin.right;
 	const plotH = height - margin.top - margin.bottom;
@@ -75,34 +91,31 @@ export function renderRequestChart(spec: RequestChartSpec): string {
 			...(spec.lines ?? []).map((l) => l.tokens),
 			...spec.series.flatMap((s) => s.points),
 		) * 1.05;
-	const x = (i: number) => margin.left + (plotW * i) / (maxPoints - 1);
-	const y = (t: number) => margin.top + plotH - (plotH * t) / yMax;
+	return {
+		width,
+		height,
+		margin,
+		plotW,
+		plotH,
+		maxPoints,
+		yMax,
+		x: (i) => margin.left + (plotW * i) / (maxPoints - 1),
+		y: (t) => margin.top + plotH - (plotH * t) / yMax,
+	};
+}
 
-	const out: string[] = [];
-	out.push('<?xml version="1.0" encoding="UTF-8"?>');
-	out.push(
-		`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
-	);
-	out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`);
-	if (spec.title) {
-		out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15">${escapeXml(spec.title)}</text>`);
-	}
-	if (spec.band) {
-		const top = y(spec.band.max);
-		out.push(
-			`<rect x="${margin.left}" y="${fmt(top)}" width="${plotW}" height="${fmt(y(spec.band.min) - top)}" fill="#2ca02c" fill-opacity="0.12"/>`,
-		);
-	}
-	// Grid and y axis labels.
-	const step = tickStep(yMax);
-	for (let t = 0; t <= yMax; t += step) {
+/** The grid, the axes, their ticks and their titles. */
+function axes(out: string[], p: Plot): void {
+	const { margin, plotW, plotH, x, y } = p;
+	const step = tickStep(p.yMax);
+	for (let t = 0; t <= p.yMax; t += step) {
 		out.push(
 			`<line x1="${margin.left}" y1="${fmt(y(t))}" x2="${margin.left + plotW}" y2="${fmt(y(t))}" stroke="#e0e0e0"/>`,
 		);
 		out.push(`<text x="${margin.left - 6}" y="${fmt(y(t) + 4)}" text-anchor="end">${kTokens(t)}</text>`);
 	}
-	const xStep = tickStep(maxPoints - 1);
-	for (let i = 0; i < maxPoints; i += Math.max(1, xStep)) {
+	const xStep = tickStep(p.maxPoints - 1);
+	for (let i = 0; i < p.maxPoints; i += Math.max(1, xStep)) {
 		out.push(`<text x="${fmt(x(i))}" y="${margin.top + plotH + 16}" text-anchor="middle">${i}</text>`);
 	}
 	out.push(
@@ -115,6 +128,11 @@ export function renderRequestChart(spec: RequestChartSpec): string {
 	out.push(
 		`<text x="16" y="${margin.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${margin.top + plotH / 2})">prompt tokens</text>`,
 	);
+}
+
+/** The labelled levels: the context window, the budget, and any other lines. */
+function levels(out: string[], p: Plot, spec: RequestChartSpec): void {
+	const { margin, plotW, y } = p;
 	/** A labelled level; the label sits above the line, or below it (`below`) where two levels are close. */
 	const hline = (t: number, color: string, dash: string, label: string, anchor: "start" | "end", below = false) => {
 		out.push(
@@ -131,23 +149,21 @@ export function renderRequestChart(spec: RequestChartSpec): string {
 	for (const l of spec.lines ?? []) {
 		hline(l.tokens, "#d62728", "1 3", l.label, "start");
 	}
-	// Series.
-	const colorOf = (s: ChartSeries, k: number) => s.color ?? COLORS[k % COLORS.length];
-	spec.series.forEach((s, k) => {
-		const color = escapeXml(colorOf(s, k));
-		const pts = s.points.map((p, i) => `${fmt(x(i))},${fmt(y(p))}`).join(" ");
-		out.push(`<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${pts}"/>`);
-	});
-	// Legend.
-	const legend: { name: string; color: string; fill?: boolean }[] = spec.series.map((s, k) => ({
+}
+
+const colorOf = (s: ChartSeries, k: number) => s.color ?? COLORS[k % COLORS.length];
+
+/** One entry per series (and the band), along the bottom. */
+function legend(out: string[], p: Plot, spec: RequestChartSpec): void {
+	const entries: { name: string; color: string; fill?: boolean }[] = spec.series.map((s, k) => ({
 		name: s.name,
 		color: escapeXml(colorOf(s, k)),
 	}));
 	if (spec.band)
-		legend.push({ name: `band ${kTokens(spec.band.min)}–${kTokens(spec.band.max)}`, color: "#2ca02c", fill: true });
-	legend.forEach((l, k) => {
-		const lx = margin.left + k * 200;
-		const ly = height - 14;
+		entries.push({ name: `band ${kTokens(spec.band.min)}–${kTokens(spec.band.max)}`, color: "#2ca02c", fill: true });
+	entries.forEach((l, k) => {
+		const lx = p.margin.left + k * 200;
+		const ly = p.height - 14;
 		out.push(
 			l.fill
 				? `<rect x="${lx}" y="${ly - 8}" width="20" height="10" fill="${l.color}" fill-opacity="0.25"/>`
@@ -155,6 +171,35 @@ export function renderRequestChart(spec: RequestChartSpec): string {
 		);
 		out.push(`<text x="${lx + 26}" y="${ly}">${escapeXml(l.name)}</text>`);
 	});
+}
+
+export function renderRequestChart(spec: RequestChartSpec): string {
+	checkSpec(spec);
+	const p = plotOf(spec);
+	const { width, height, margin, plotW, x, y } = p;
+	const out: string[] = [];
+	out.push('<?xml version="1.0" encoding="UTF-8"?>');
+	out.push(
+		`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+	);
+	out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`);
+	if (spec.title) {
+		out.push(`<text x="${width / 2}" y="24" text-anchor="middle" font-size="15">${escapeXml(spec.title)}</text>`);
+	}
+	if (spec.band) {
+		const top = y(spec.band.max);
+		out.push(
+			`<rect x="${margin.left}" y="${fmt(top)}" width="${plotW}" height="${fmt(y(spec.band.min) - top)}" fill="#2ca02c" fill-opacity="0.12"/>`,
+		);
+	}
+	axes(out, p);
+	levels(out, p, spec);
+	spec.series.forEach((s, k) => {
+		const color = escapeXml(colorOf(s, k));
+		const pts = s.points.map((v, i) => `${fmt(x(i))},${fmt(y(v))}`).join(" ");
+		out.push(`<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${pts}"/>`);
+	});
+	legend(out, p, spec);
 	out.push("</svg>");
 	return `${out.join("\n")}\n`;
 }

@@ -7,9 +7,9 @@
 // speak for a fold holding the call: the brief's own lines, or the index line of the child (at
 // any depth below) it lies in.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { principalKey } from "../briefs/call-args.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
-import { principalKey } from "../runtime/call-args.ts";
 
 export interface IndexCoverage {
 	/** Tool calls inside the folds the window shows as briefs. */

@@ -20,6 +20,7 @@
 // JSON shape (all prices in $ per million tokens, non-negative; `cacheWrite` optional, defaults to `input`):
 //   { "name"?: string, "input": 5, "cacheRead": 0.5, "cacheWrite"?: 5, "output": 30,
 //     "longContext"?: { "abovePromptTokens": 272000, "input": 10, "cacheRead": 1, "cacheWrite"?: 10, "output": 45 } }
+import { describeValue, errorMessage } from "../vocabulary.ts";
 
 export interface RequestUsage {
 	/** prompt tokens neither read from nor written to the cache */
@@ -107,11 +108,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 	return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** A card's field as a refusal names it: a number as written (a price), anything else described. */
 function describe(v: unknown): string {
-	if (v === undefined) return "missing";
-	if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
-	if (typeof v === "number") return String(v);
-	return Array.isArray(v) ? "an array" : v === null ? "null" : `a ${typeof v}`;
+	return typeof v === "number" ? String(v) : describeValue(v, 40);
 }
 
 function parseTier(
@@ -170,7 +169,7 @@ export function parsePriceCardText(text: string, source = "price card"): PriceCa
 	try {
 		value = JSON.parse(text);
 	} catch (e) {
-		throw new PriceCardError(`${source}: not valid JSON (${e instanceof Error ? e.message : String(e)})`);
+		throw new PriceCardError(`${source}: not valid JSON (${errorMessage(e)})`);
 	}
 	return parsePriceCard(value, source);
 }

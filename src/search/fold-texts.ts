@@ -15,9 +15,9 @@ import {
 	VIEW_SEPARATOR,
 	type ViewPart,
 	viewLayout,
-} from "../runtime/peek-source.ts";
-import type { Open } from "../runtime/runtime-types.ts";
-import { utf8Length } from "../runtime/text-fit.ts";
+} from "../session/fold-source.ts";
+import type { Open } from "../session/open-session.ts";
+import { utf8Length } from "../values/text-fit.ts";
 
 /** One entry as the text view shows it, and its length in UTF-8 bytes. */
 export interface EntryView {

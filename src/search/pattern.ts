@@ -93,29 +93,49 @@ export function literalPattern(query: string): Node {
 
 /** Parse a regular expression (case-insensitive). Throws PatternError naming what is wrong and where. */
 export function parseRegex(src: string): Node {
-	let i = 0;
-	const cps = [...src];
-	const at = () => `at character ${i + 1}`;
-	const peek = () => cps[i];
-	const eat = (s: string) => {
-		if (cps[i] === s) {
-			i++;
+	const parser = new RegexParser(src);
+	const node = parser.alternation();
+	if (parser.i < parser.cps.length) throw new PatternError(`unmatched ) ${parser.at()}`);
+	return node;
+}
+
+const fold = (n: Node): Node => (n.t === "set" ? { t: "set", ranges: caseFold(n.ranges) } : n);
+
+/** A recursive-descent parser over the pattern's code points; `i` is where it stands. */
+class RegexParser {
+	readonly cps: string[];
+	i = 0;
+
+	constructor(src: string) {
+		this.cps = [...src];
+	}
+
+	at(): string {
+		return `at character ${this.i + 1}`;
+	}
+
+	peek(): string {
+		return this.cps[this.i];
+	}
+
+	eat(s: string): boolean {
+		if (this.cps[this.i] === s) {
+			this.i++;
 			return true;
 		}
 		return false;
-	};
-	const fold = (n: Node): Node => (n.t === "set" ? { t: "set", ranges: caseFold(n.ranges) } : n);
+	}
 
-	const hexDigits = (count: number): number => {
-		const h = cps.slice(i, i + count).join("");
-		if (!/^[0-9a-fA-F]+$/.test(h) || h.length !== count) throw new PatternError(`bad hex escape ${at()}`);
-		i += count;
+	hexDigits(count: number): number {
+		const h = this.cps.slice(this.i, this.i + count).join("");
+		if (!/^[0-9a-fA-F]+$/.test(h) || h.length !== count) throw new PatternError(`bad hex escape ${this.at()}`);
+		this.i += count;
 		return Number.parseInt(h, 16);
-	};
+	}
 
 	/** An escape after the backslash: a set, an assertion (outside classes), or one code point. */
-	const escaped = (inClass: boolean): Node | number => {
-		const c = cps[i++];
+	escaped(inClass: boolean): Node | number {
+		const c = this.cps[this.i++];
 		if (c === undefined) throw new PatternError("the pattern ends with a lone backslash");
 		switch (c) {
 			case "d":
@@ -133,7 +153,7 @@ export function parseRegex(src: string): Node {
 			case "b":
 				return inClass ? 8 : { t: "assert", kind: "word" };
 			case "B":
-				if (inClass) throw new PatternError(`\\B inside a class ${at()}`);
+				if (inClass) throw new PatternError(`\\B inside a class ${this.at()}`);
 				return { t: "assert", kind: "notword" };
 			case "n":
 				return 10;
@@ -148,92 +168,98 @@ export function parseRegex(src: string): Node {
 			case "0":
 				return 0;
 			case "x":
-				return hexDigits(2);
+				return this.hexDigits(2);
 			case "u":
-				if (eat("{")) {
-					const close = cps.indexOf("}", i);
-					const h = close < 0 ? "" : cps.slice(i, close).join("");
+				if (this.eat("{")) {
+					const close = this.cps.indexOf("}", this.i);
+					const h = close < 0 ? "" : this.cps.slice(this.i, close).join("");
 					const cp = Number.parseInt(h, 16);
-					if (!/^[0-9a-fA-F]{1,6}$/.test(h) || cp > MAX_CP) throw new PatternError(`bad \\u{…} escape ${at()}`);
-					i = close + 1;
+					if (!/^[0-9a-fA-F]{1,6}$/.test(h) || cp > MAX_CP) throw new PatternError(`bad \\u{…} escape ${this.at()}`);
+					this.i = close + 1;
 					return cp;
 				}
-				return hexDigits(4);
+				return this.hexDigits(4);
 			case "k":
-				throw new PatternError(`backreferences (\\k<…>) are not supported ${at()}: they need backtracking`);
+				throw new PatternError(`backreferences (\\k<…>) are not supported ${this.at()}: they need backtracking`);
 			case "p":
 			case "P":
-				throw new PatternError(`Unicode property escapes (\\${c}{…}) are not supported ${at()}`);
+				throw new PatternError(`Unicode property escapes (\\${c}{…}) are not supported ${this.at()}`);
 			case "c":
-				throw new PatternError(`control escapes (\\c) are not supported ${at()}`);
+				throw new PatternError(`control escapes (\\c) are not supported ${this.at()}`);
 			default:
 				if (/[1-9]/.test(c)) {
-					throw new PatternError(`backreferences (\\${c}) are not supported ${at()}: they need backtracking`);
+					throw new PatternError(`backreferences (\\${c}) are not supported ${this.at()}: they need backtracking`);
 				}
-				if (/[A-Za-z]/.test(c)) throw new PatternError(`unknown escape \\${c} ${at()}`);
+				if (/[A-Za-z]/.test(c)) throw new PatternError(`unknown escape \\${c} ${this.at()}`);
 				return c.codePointAt(0) ?? 0;
 		}
-	};
+	}
 
-	const classItem = (): Ranges => {
-		const c = cps[i++];
+	classItem(): Ranges {
+		const c = this.cps[this.i++];
 		if (c === undefined) throw new PatternError("a character class is not closed with ]");
 		if (c === "\\") {
-			const e = escaped(true);
+			const e = this.escaped(true);
 			return typeof e === "number" ? [e, e] : e.t === "set" ? e.ranges : [];
 		}
 		const cp = c.codePointAt(0) ?? 0;
 		return [cp, cp];
-	};
+	}
 
-	const charClass = (): Node => {
-		const negate = eat("^");
+	charClass(): Node {
+		const negate = this.eat("^");
 		const out: Ranges = [];
-		while (peek() !== "]") {
-			if (peek() === undefined) throw new PatternError("a character class is not closed with ]");
-			const lo = classItem();
-			if (peek() === "-" && cps[i + 1] !== "]" && cps[i + 1] !== undefined && lo.length === 2 && lo[0] === lo[1]) {
-				i++;
-				const hi = classItem();
-				if (hi.length !== 2 || hi[0] !== hi[1]) throw new PatternError(`a range ends in a class escape ${at()}`);
-				if (hi[0] < lo[0]) throw new PatternError(`range out of order in character class ${at()}`);
+		while (this.peek() !== "]") {
+			if (this.peek() === undefined) throw new PatternError("a character class is not closed with ]");
+			const lo = this.classItem();
+			if (
+				this.peek() === "-" &&
+				this.cps[this.i + 1] !== "]" &&
+				this.cps[this.i + 1] !== undefined &&
+				lo.length === 2 &&
+				lo[0] === lo[1]
+			) {
+				this.i++;
+				const hi = this.classItem();
+				if (hi.length !== 2 || hi[0] !== hi[1]) throw new PatternError(`a range ends in a class escape ${this.at()}`);
+				if (hi[0] < lo[0]) throw new PatternError(`range out of order in character class ${this.at()}`);
 				out.push(lo[0], hi[0]);
 			} else out.push(...lo);
 		}
-		i++; // ]
+		this.i++; // ]
 		const ranges = caseFold(normalize(out));
 		return { t: "set", ranges: negate ? complement(ranges) : ranges };
-	};
+	}
 
-	const number = (): number | undefined => {
+	number(): number | undefined {
 		let s = "";
-		while (peek() !== undefined && /[0-9]/.test(peek())) s += cps[i++];
+		while (this.peek() !== undefined && /[0-9]/.test(this.peek())) s += this.cps[this.i++];
 		return s === "" ? undefined : Number(s);
-	};
+	}
 
-	const atom = (): Node => {
-		const c = cps[i++];
+	atom(): Node {
+		const c = this.cps[this.i++];
 		switch (c) {
 			case "(": {
-				if (eat("?")) {
-					if (eat(":")) {
+				if (this.eat("?")) {
+					if (this.eat(":")) {
 						// non-capturing group
-					} else if (peek() === "<" && cps[i + 1] !== "=" && cps[i + 1] !== "!") {
-						const close = cps.indexOf(">", i);
-						if (close < 0) throw new PatternError(`a group name is not closed with > ${at()}`);
-						i = close + 1;
+					} else if (this.peek() === "<" && this.cps[this.i + 1] !== "=" && this.cps[this.i + 1] !== "!") {
+						const close = this.cps.indexOf(">", this.i);
+						if (close < 0) throw new PatternError(`a group name is not closed with > ${this.at()}`);
+						this.i = close + 1;
 					} else {
 						throw new PatternError(
-							`lookaround and inline flags ((?=, (?!, (?<=, (?<!, (?i)) are not supported ${at()}`,
+							`lookaround and inline flags ((?=, (?!, (?<=, (?<!, (?this.i)) are not supported ${this.at()}`,
 						);
 					}
 				}
-				const inner = alternation();
-				if (!eat(")")) throw new PatternError(`a group is not closed with ) ${at()}`);
+				const inner = this.alternation();
+				if (!this.eat(")")) throw new PatternError(`a group is not closed with ) ${this.at()}`);
 				return inner;
 			}
 			case "[":
-				return charClass();
+				return this.charClass();
 			case ".":
 				return { t: "set", ranges: DOT };
 			case "^":
@@ -241,68 +267,64 @@ export function parseRegex(src: string): Node {
 			case "$":
 				return { t: "assert", kind: "eol" };
 			case "\\": {
-				const e = escaped(false);
+				const e = this.escaped(false);
 				return typeof e === "number" ? fold({ t: "set", ranges: [e, e] }) : fold(e);
 			}
 			case "*":
 			case "+":
 			case "?":
-				throw new PatternError(`nothing to repeat before ${c} ${at()}`);
+				throw new PatternError(`nothing to repeat before ${c} ${this.at()}`);
 			case ")":
-				throw new PatternError(`unmatched ) ${at()}`);
+				throw new PatternError(`unmatched ) ${this.at()}`);
 			default: {
 				const cp = (c ?? "").codePointAt(0) ?? 0;
 				return fold({ t: "set", ranges: [cp, cp] });
 			}
 		}
-	};
+	}
 
-	const repeat = (): Node => {
-		let x = atom();
+	repeat(): Node {
+		let x = this.atom();
 		for (;;) {
 			let min: number;
 			let max: number;
-			if (eat("*")) [min, max] = [0, -1];
-			else if (eat("+")) [min, max] = [1, -1];
-			else if (eat("?")) [min, max] = [0, 1];
-			else if (peek() === "{" && /[0-9]/.test(cps[i + 1] ?? "")) {
-				const save = i;
-				i++;
-				const lo = number() ?? 0;
+			if (this.eat("*")) [min, max] = [0, -1];
+			else if (this.eat("+")) [min, max] = [1, -1];
+			else if (this.eat("?")) [min, max] = [0, 1];
+			else if (this.peek() === "{" && /[0-9]/.test(this.cps[this.i + 1] ?? "")) {
+				const save = this.i;
+				this.i++;
+				const lo = this.number() ?? 0;
 				let hi = lo;
-				if (eat(",")) hi = number() ?? -1;
-				if (!eat("}")) {
-					i = save;
+				if (this.eat(",")) hi = this.number() ?? -1;
+				if (!this.eat("}")) {
+					this.i = save;
 					break;
 				}
 				if (lo > MAX_REPEAT || hi > MAX_REPEAT) {
-					throw new PatternError(`a counted repetition over ${MAX_REPEAT} ${at()}`);
+					throw new PatternError(`a counted repetition over ${MAX_REPEAT} ${this.at()}`);
 				}
-				if (hi !== -1 && hi < lo) throw new PatternError(`numbers out of order in {${lo},${hi}} ${at()}`);
+				if (hi !== -1 && hi < lo) throw new PatternError(`numbers out of order in {${lo},${hi}} ${this.at()}`);
 				[min, max] = [lo, hi];
 			} else break;
-			eat("?"); // lazy or greedy: the same set of lines matches
-			if (x.t === "assert") throw new PatternError(`nothing to repeat (an anchor) ${at()}`);
+			this.eat("?"); // lazy or greedy: the same set of lines matches
+			if (x.t === "assert") throw new PatternError(`nothing to repeat (an anchor) ${this.at()}`);
 			x = { t: "rep", x, min, max };
 		}
 		return x;
-	};
-
-	const concat = (): Node => {
-		const xs: Node[] = [];
-		while (peek() !== undefined && peek() !== "|" && peek() !== ")") xs.push(repeat());
-		return xs.length === 1 ? xs[0] : { t: "cat", xs };
-	};
-
-	function alternation(): Node {
-		const xs = [concat()];
-		while (eat("|")) xs.push(concat());
-		return xs.length === 1 ? xs[0] : { t: "alt", xs };
 	}
 
-	const node = alternation();
-	if (i < cps.length) throw new PatternError(`unmatched ) ${at()}`);
-	return node;
+	concat(): Node {
+		const xs: Node[] = [];
+		while (this.peek() !== undefined && this.peek() !== "|" && this.peek() !== ")") xs.push(this.repeat());
+		return xs.length === 1 ? xs[0] : { t: "cat", xs };
+	}
+
+	alternation(): Node {
+		const xs = [this.concat()];
+		while (this.eat("|")) xs.push(this.concat());
+		return xs.length === 1 ? xs[0] : { t: "alt", xs };
+	}
 }
 
 /** The pattern matching the reverse of what `n` matches (anchors swap ends), for finding match starts. */

@@ -7,16 +7,14 @@
 // A time budget bounds even a pathological pattern: past it, the answer says where it stopped.
 import { performance } from "node:perf_hooks";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import type { FoldId } from "../fold-types.ts";
 import type { FoldView } from "../lattice/index.ts";
-import type { Open } from "../runtime/runtime-types.ts";
-import { codePointLength, headOf, oneLine, tailOf, utf8Length } from "../runtime/text-fit.ts";
+import type { Open } from "../session/open-session.ts";
+import { codePointLength, headOf, oneLine, tailOf, utf8Length } from "../values/text-fit.ts";
+import { type FoldId, SEARCH_DEFAULT_LIMIT } from "../vocabulary.ts";
 import type { FoldTexts, ReadProblem } from "./fold-texts.ts";
 import { Matcher } from "./matcher.ts";
 import { literalPattern, MAX_QUERY_CHARS, type Node, PatternError, parseRegex, requiredLiteral } from "./pattern.ts";
 
-export const SEARCH_DEFAULT_LIMIT = 8;
-export const SEARCH_MAX_LIMIT = 30;
 /** Past this, a search stops and says how far it got. */
 export const SEARCH_TIME_BUDGET_MS = 3_000;
 /** A matching line is shown in at most this many characters, around the match. */
@@ -177,29 +175,63 @@ export function searchFolds(
 			foldsMatched.add(found.id);
 			return true;
 		};
-		let finished: boolean;
-		if (needle) {
-			// Candidate lines from the engine's own search for the ASCII run; each line checked once.
-			needle.lastIndex = 0;
-			finished = true;
-			for (let m = needle.exec(text); m; m = needle.exec(text)) {
-				const lineStart = text.lastIndexOf("\n", m.index - 1) + 1;
-				const nl = text.indexOf("\n", m.index);
-				const lineEnd = nl < 0 ? text.length : nl;
-				if (!matcher.scan(text, onLine, overdue, lineStart, lineEnd)) {
-					finished = false;
-					break;
-				}
-				if (nl < 0) break;
-				needle.lastIndex = lineEnd + 1;
-			}
-		} else finished = matcher.scan(text, onLine, overdue);
+		const finished = scanText(text, matcher, needle, onLine, overdue);
 		if (!finished || overdue()) {
 			stopped = `the time budget of ${SEARCH_TIME_BUDGET_MS / 1000} s ran out at entry ${e.id} (${entries} entries, ${bytes} bytes searched): narrow the query`;
 			break;
 		}
 	}
 
+	const hits = hitsOf(page, lattice, texts, matcher);
+	return {
+		query: req.query,
+		mode: checked.mode,
+		total,
+		offset,
+		limit,
+		hits,
+		foldsMatched: foldsMatched.size,
+		folds: foldsSeen.size,
+		entries,
+		bytes,
+		problems,
+		...(stopped ? { stopped } : {}),
+		ms: performance.now() - t0,
+	};
+}
+
+/**
+ * Scan one entry's text for matching lines (each reported to `onLine`); false when the time budget
+ * ran out. With an ASCII run of the query, the engine's own search finds the candidate lines first,
+ * each then checked once by the matcher.
+ */
+function scanText(
+	text: string,
+	matcher: Matcher,
+	needle: RegExp | undefined,
+	onLine: (lineStart: number, end: number) => boolean,
+	overdue: () => boolean,
+): boolean {
+	if (!needle) return matcher.scan(text, onLine, overdue);
+	needle.lastIndex = 0;
+	for (let m = needle.exec(text); m; m = needle.exec(text)) {
+		const lineStart = text.lastIndexOf("\n", m.index - 1) + 1;
+		const nl = text.indexOf("\n", m.index);
+		const lineEnd = nl < 0 ? text.length : nl;
+		if (!matcher.scan(text, onLine, overdue, lineStart, lineEnd)) return false;
+		if (nl < 0) break;
+		needle.lastIndex = lineEnd + 1;
+	}
+	return true;
+}
+
+/** The page of matches as hits: innermost fold, its ancestors, the entry, the offset peek lands on, the line. */
+function hitsOf(
+	page: readonly Pending[],
+	lattice: Readonly<Open>["lattice"],
+	texts: FoldTexts,
+	matcher: Matcher,
+): SearchHit[] {
 	const offsets = new Map<FoldId, number[] | undefined>();
 	const hits: SearchHit[] = [];
 	for (const pend of page) {
@@ -233,19 +265,5 @@ export function searchFolds(
 			...(after ? { after } : {}),
 		});
 	}
-	return {
-		query: req.query,
-		mode: checked.mode,
-		total,
-		offset,
-		limit,
-		hits,
-		foldsMatched: foldsMatched.size,
-		folds: foldsSeen.size,
-		entries,
-		bytes,
-		problems,
-		...(stopped ? { stopped } : {}),
-		ms: performance.now() - t0,
-	};
+	return hits;
 }

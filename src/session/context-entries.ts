@@ -4,6 +4,7 @@
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
 import type { LatticeEntry } from "../lattice/index.ts";
+import { asRecord } from "../vocabulary.ts";
 
 /** An entry's canonical bytes: the JSON text Pi persists for it (one line of the session file). */
 export function canonicalText(entry: SessionEntry): string {
@@ -23,14 +24,29 @@ export function latticeRole(entry: SessionEntry): LatticeEntry["role"] {
 	return role === "user" || role === "assistant" || role === "toolResult" ? role : "system";
 }
 
+/**
+ * The tool calls a message opens: an assistant message's calls, which its results must answer.
+ * pi-ai drops aborted and failed assistant messages before they reach a provider, so their calls
+ * open nothing (an unanswered one makes no batch incomplete and no request invalid). Read loosely:
+ * any message shape, never throws.
+ */
+export function callsOpenedBy(message: unknown): string[] {
+	const m = asRecord(message);
+	if (m?.role !== "assistant" || m.stopReason === "aborted" || m.stopReason === "error") return [];
+	if (!Array.isArray(m.content)) return [];
+	const ids: string[] = [];
+	for (const b of m.content) {
+		const block = asRecord(b);
+		if (block?.type === "toolCall") ids.push(String(block.id));
+	}
+	return ids;
+}
+
 function toolLinks(entry: SessionEntry): Pick<LatticeEntry, "toolCallIds" | "toolCallId"> {
 	if (entry.type !== "message") return {};
 	const m = entry.message;
-	// pi-ai drops aborted and failed assistant messages before they reach a provider, so their
-	// unanswered calls do not make a batch incomplete.
-	if (m.role === "assistant" && (m.stopReason === "aborted" || m.stopReason === "error")) return {};
 	if (m.role === "assistant") {
-		const ids = m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : []));
+		const ids = callsOpenedBy(m);
 		return ids.length > 0 ? { toolCallIds: ids } : {};
 	}
 	if (m.role === "toolResult") return { toolCallId: m.toolCallId };

@@ -6,6 +6,7 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { HexHash } from "../fold-types.ts";
 import { FoldStore } from "../store/index.ts";
+import { errorMessage } from "../vocabulary.ts";
 
 const MAX_ANCESTORS = 32;
 /** A session header is one JSON line; more than this is not one. */
@@ -36,7 +37,7 @@ function headerOf(file: string): Header {
 	} catch (err) {
 		return {
 			ok: false,
-			reason: `${file} cannot be read as a session: ${err instanceof Error ? err.message : String(err)}`,
+			reason: `${file} cannot be read as a session: ${errorMessage(err)}`,
 		};
 	} finally {
 		if (fd !== undefined) closeSync(fd);
@@ -64,7 +65,7 @@ export function ancestorStores(
 		try {
 			stores.push(FoldStore.forSession({ sessionFile: file, sessionId: header.id }, core));
 		} catch (err) {
-			problems.push(`parent session ${file}: ${err instanceof Error ? err.message : String(err)}`);
+			problems.push(`parent session ${file}: ${errorMessage(err)}`);
 			break;
 		}
 		file = header.parentSession;

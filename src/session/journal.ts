@@ -1,9 +1,12 @@
 // pi-fold's session records: every lattice change is one Pi custom entry ("pi-fold"), so the
 // lattice of any branch is rebuilt by replaying the records on that branch in order, through the
 // same validated operations that made them. Records are plain JSON; each carries `v`.
+import type { SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import { type BriefProvenance, type FoldKind, isFoldId, isHexHash } from "../fold-types.ts";
+import { BRIEF_PROVENANCES, FOLD_KINDS, isFoldKind, isProvenance } from "../lattice/vocabulary.ts";
+import { MAX_BRIEF_CHARS } from "../store/index.ts";
+import { RECORD_TYPE } from "../vocabulary.ts";
 
-export const RECORD_TYPE = "pi-fold";
 /** The record format this build writes and reads. A newer one is reported and skipped. */
 export const JOURNAL_VERSION = 1;
 
@@ -27,11 +30,13 @@ export type JournalOp =
 	| { v: 1; op: "refold"; id: string }
 	| { v: 1; op: "consolidate"; roots: string[]; maxGap: number; fold: CommittedFold };
 
-export type JournalOpName = JournalOp["op"];
+/** A record as a draft Pi appends at a boundary, in the same batch as the edits it describes. */
+export function recordDraft(op: JournalOp): SessionBoundaryDraft {
+	return { type: "custom", customType: RECORD_TYPE, data: op };
+}
 
-const KINDS: readonly FoldKind[] = ["tool-batch", "chapter", "consolidation", "peek"];
-const PROVENANCES: readonly BriefProvenance[] = ["deterministic", "supplied"];
-const MAX_BRIEF = 4000;
+/** A brief in a record is checked as the store checks it (UTF-16 units); the lattice holds it to the real cap. */
+const MAX_BRIEF = MAX_BRIEF_CHARS;
 
 export type Parsed = { ok: true; op: JournalOp } | { ok: false; reason: string };
 
@@ -44,8 +49,7 @@ function committed(v: unknown, at: string): string | undefined {
 	if (!isHexHash(v.record)) return `${at}.record is not a sha256 hex`;
 	if (typeof v.brief !== "string" || v.brief.length > MAX_BRIEF)
 		return `${at}.brief is not a string of <= ${MAX_BRIEF} chars`;
-	if (!PROVENANCES.includes(v.provenance as BriefProvenance))
-		return `${at}.provenance is not one of ${PROVENANCES.join(", ")}`;
+	if (!isProvenance(v.provenance)) return `${at}.provenance is not one of ${BRIEF_PROVENANCES.join(", ")}`;
 	return undefined;
 }
 
@@ -64,7 +68,7 @@ export function parseJournalOp(data: unknown): Parsed {
 	switch (data.op) {
 		case "mark":
 			if (!foldId("id")) return bad("id is not a fold id");
-			if (!KINDS.includes(data.kind as FoldKind)) return bad(`kind is not one of ${KINDS.join(", ")}`);
+			if (!isFoldKind(data.kind)) return bad(`kind is not one of ${FOLD_KINDS.join(", ")}`);
 			if (!isEntryId(data.from) || !isEntryId(data.to)) return bad("from/to are not entry ids");
 			break;
 		case "brief":

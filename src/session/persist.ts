@@ -4,6 +4,7 @@
 import type { FoldId, FoldRecord, HexHash, RecordChild } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
+import { errorMessage } from "../vocabulary.ts";
 import type { ContextEntries } from "./context-entries.ts";
 import type { CommittedFold } from "./journal.ts";
 
@@ -166,21 +167,17 @@ export async function persistEach(
 	try {
 		return { stored: await persistFoldsAsync(lattice, store, context, ids, written, prewritten), skipped: [] };
 	} catch (err) {
-		if (ids.length === 1) return { stored: [], skipped: [{ id: ids[0], reason: errorText(err) }] };
+		if (ids.length === 1) return { stored: [], skipped: [{ id: ids[0], reason: errorMessage(err) }] };
 	}
 	const out: PersistedEach = { stored: [], skipped: [] };
 	for (const id of ids) {
 		try {
 			out.stored.push(...(await persistFoldsAsync(lattice, store, context, [id], written, prewritten)));
 		} catch (err) {
-			out.skipped.push({ id, reason: errorText(err) });
+			out.skipped.push({ id, reason: errorMessage(err) });
 		}
 	}
 	return out;
-}
-
-function errorText(err: unknown): string {
-	return err instanceof Error ? err.message : String(err);
 }
 
 /**
@@ -211,6 +208,6 @@ export function rewriteRecord(
 		store.putRecords([record]);
 		return { ok: true };
 	} catch (err) {
-		return { ok: false, reason: errorText(err) };
+		return { ok: false, reason: errorMessage(err) };
 	}
 }

@@ -7,9 +7,10 @@ import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
 import { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
+import { errorMessage, RECORD_TYPE } from "../vocabulary.ts";
 import { type ContextEntries, contextEntriesOf } from "./context-entries.ts";
 import { adoptFold } from "./fork.ts";
-import { type CommittedFold, type JournalOp, parseJournalOp, RECORD_TYPE } from "./journal.ts";
+import { type CommittedFold, type JournalOp, parseJournalOp } from "./journal.ts";
 import { type RecordIndex, rewriteRecord } from "./persist.ts";
 
 export interface Rebuilt {
@@ -70,7 +71,7 @@ function checkRecord(source: RecordSource, fold: CommittedFold, identity: HexHas
 		}
 		return { ok: true };
 	} catch (err) {
-		return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+		return { ok: false, reason: errorMessage(err) };
 	}
 }
 

@@ -20,11 +20,10 @@ import {
 import { basename, dirname, join } from "node:path";
 import { syncDir } from "../store/atomic.ts";
 import { fsCode } from "../store/errors.ts";
+import { errorMessage } from "../vocabulary.ts";
 
 /** Mode of a new file; an existing file keeps its own. */
 const NEW_FILE_MODE = 0o644;
-
-const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** The file a write must replace: a symlinked settings file (dotfile managers) is written through, not replaced by a copy. */
 function targetOf(path: string): string {
@@ -56,7 +55,7 @@ export function replaceTextFile(path: string, text: string): void {
 		const created = mkdirSync(dirname(target), { recursive: true });
 		if (created !== undefined) syncDir(dirname(created));
 	} catch (err) {
-		throw new Error(`cannot prepare ${path}: ${reasonOf(err)}`, { cause: err });
+		throw new Error(`cannot prepare ${path}: ${errorMessage(err)}`, { cause: err });
 	}
 	const dir = dirname(target);
 	const mode = modeOf(target);
@@ -88,7 +87,7 @@ export function replaceTextFile(path: string, text: string): void {
 		} catch {
 			// Never created (the open failed) or already gone.
 		}
-		throw new Error(`cannot ${step} ${path}: ${reasonOf(err)}`, { cause: err });
+		throw new Error(`cannot ${step} ${path}: ${errorMessage(err)}`, { cause: err });
 	}
 	try {
 		syncDir(dir);

@@ -2,8 +2,7 @@
 // registerPiFold({ thresholds }) options win over the file, the file over the defaults. The
 // runtime reads `settings.thresholds` on every decision, so an accepted edit takes effect by
 // replacing that field on the very object the runtime holds (never a copy).
-import type { RuntimeSettings } from "../runtime/options.ts";
-import type { Thresholds } from "../runtime/thresholds.ts";
+import type { RuntimeSettings, Thresholds } from "../vocabulary.ts";
 import {
 	applySettingsEdit,
 	defaultSettings,

@@ -1,4 +1,4 @@
-// The user's settings file (SPEC 7): $XDG_CONFIG_HOME/pi-fold/settings.json, else
+// The user's settings file: $XDG_CONFIG_HOME/pi-fold/settings.json, else
 // ~/.config/pi-fold/settings.json. Its only key is `thresholds`, checked by the same validator as
 // registerPiFold's option (validateThresholds): only a policy that would register is ever written.
 // A stored file never stops the agent: an older file is migrated (values kept, new keys at their
@@ -7,9 +7,10 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { DELETED_OPTIONS } from "../runtime/options.ts";
-import { DEFAULT_THRESHOLDS, THRESHOLD_KEYS, type Thresholds, validateThresholds } from "../runtime/thresholds.ts";
+import { DELETED_OPTIONS } from "../host/options.ts";
+import { DEFAULT_THRESHOLDS, validateThresholds } from "../policy/thresholds.ts";
 import { fsCode } from "../store/errors.ts";
+import { describeValue, errorMessage, THRESHOLD_KEYS, type Thresholds } from "../vocabulary.ts";
 import { replaceTextFile } from "./atomic-text.ts";
 
 export interface UserSettings {
@@ -82,10 +83,13 @@ export function parseSettingsText(text: string): Parsed {
 	try {
 		data = JSON.parse(text.replace(/^\uFEFF/, ""));
 	} catch (err) {
-		return { ok: false, reason: `not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
+		return { ok: false, reason: `not valid JSON: ${errorMessage(err)}` };
 	}
 	if (!isObject(data)) {
-		return { ok: false, reason: `the file must hold a JSON object with a "thresholds" key, got ${describe(data)}` };
+		return {
+			ok: false,
+			reason: `the file must hold a JSON object with a "thresholds" key, got ${describeValue(data)}`,
+		};
 	}
 	const changes: string[] = [];
 	const problems: string[] = [];
@@ -98,7 +102,7 @@ export function parseSettingsText(text: string): Parsed {
 	let given: Record<string, unknown> = {};
 	if (data.thresholds !== undefined) {
 		if (!isObject(data.thresholds)) {
-			problems.push(`thresholds must be an object, got ${describe(data.thresholds)}`);
+			problems.push(`thresholds must be an object, got ${describeValue(data.thresholds)}`);
 		} else {
 			for (const [key, value] of Object.entries(data.thresholds)) {
 				const dropped = DROPPED_THRESHOLD_KEYS.get(key);
@@ -131,7 +135,7 @@ export function loadSettings(path: string): SettingsLoad {
 		text = readFileSync(path, "utf8");
 	} catch (err) {
 		if (fsCode(err) === "ENOENT") return { state: "missing", path, settings: defaultSettings() };
-		const reason = err instanceof Error ? err.message : String(err);
+		const reason = errorMessage(err);
 		return { state: "invalid", path, settings: defaultSettings(), reason: `cannot read it: ${reason}` };
 	}
 	const parsed = parseSettingsText(text);
@@ -151,7 +155,8 @@ export function loadSettings(path: string): SettingsLoad {
  * result with the registration validator. Pure: a refused edit returns every problem and changes nothing.
  */
 export function applySettingsEdit(current: UserSettings, edit: unknown): SettingsCheck {
-	if (!isObject(edit)) return { ok: false, problems: [`a settings edit must be an object, got ${describe(edit)}`] };
+	if (!isObject(edit))
+		return { ok: false, problems: [`a settings edit must be an object, got ${describeValue(edit)}`] };
 	const problems: string[] = [];
 	for (const key of Object.keys(edit)) {
 		if (key === "thresholds") continue;
@@ -174,12 +179,6 @@ export function saveSettings(path: string, settings: UserSettings): { ok: true }
 		replaceTextFile(path, settingsText(settings));
 		return { ok: true };
 	} catch (err) {
-		return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+		return { ok: false, reason: errorMessage(err) };
 	}
-}
-
-function describe(v: unknown): string {
-	if (Array.isArray(v)) return "an array";
-	if (v === null) return "null";
-	return typeof v === "string" ? JSON.stringify(v) : `${typeof v} ${String(v)}`;
 }

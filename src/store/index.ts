@@ -1,4 +1,4 @@
-// The fold store's public surface (SPEC "The fold store").
+// The fold store's public surface: content-addressed objects, fold records, verified reads.
 
 export { FOLD_ID_HEX_DIGITS, isFoldId, isHexHash } from "../fold-types.ts";
 export { FINAL_MODE, finalNameOfTemp, isTempName } from "./atomic.ts";

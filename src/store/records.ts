@@ -8,14 +8,20 @@
 // are never re-checked for canonical form on read: a later msgpackr could pick a different (still
 // valid) header width, and old records must stay readable.
 import { FLOAT32_OPTIONS, Packr, Unpackr } from "msgpackr";
-import type { BriefProvenance, FoldKind, FoldRecord, RecordChild } from "../fold-types.ts";
+import {
+	BRIEF_MAX_CHARS,
+	type BriefProvenance,
+	type FoldKind,
+	type FoldRecord,
+	type RecordChild,
+} from "../fold-types.ts";
 import { StoreError, showValue } from "./errors.ts";
 import { checkEntryId, checkFoldId, checkHash, foldIdOf } from "./ids.ts";
 
 export const RECORD_FORMAT = "pi-fold.fold";
 export const RECORD_VERSION = 1;
-/** Briefs are capped at 2000 characters by the runtime (SPEC 4); the store allows headroom. */
-export const MAX_BRIEF_CHARS = 4000;
+/** A brief's length in UTF-16 units at most: BRIEF_MAX_CHARS code points take at most twice as many. */
+export const MAX_BRIEF_CHARS = 2 * BRIEF_MAX_CHARS;
 
 const KINDS: readonly FoldKind[] = ["tool-batch", "chapter", "consolidation", "peek"];
 const PROVENANCES: readonly BriefProvenance[] = ["deterministic", "supplied"];

@@ -1,5 +1,7 @@
 // Routes one pi_fold_context call to its action module. Never throws: a bad argument becomes a
 // refusal and an unexpected failure becomes an error result, so Pi's agent loop is never broken.
+
+import { errorMessage } from "../vocabulary.ts";
 import { briefAction } from "./brief.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { reboundaryAction, unmarkAction } from "./marks.ts";
@@ -38,7 +40,7 @@ export async function runFoldAction(
 	try {
 		return closed(await HANDLERS[action](parsed.args, env, call), env, call);
 	} catch (err) {
-		const reason = err instanceof Error ? err.message : String(err);
+		const reason = errorMessage(err);
 		return closed(refuse(action, `action ${JSON.stringify(action)} failed inside pi-fold: ${reason}`), env, call);
 	}
 }

@@ -1,8 +1,8 @@
 // What the tool's actions may use. Injected (not imported) so tests can substitute a failing core.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { CoreState } from "../core.ts";
-import type { FoldActions } from "../runtime/actions.ts";
-import type { RuntimeStatus } from "../runtime/runtime.ts";
+import type { FoldActions } from "../operations/actions.ts";
+import type { CoreState } from "../operations/core-report.ts";
+import type { RuntimeStatus } from "../operations/status.ts";
 
 export interface ToolEnv {
 	core: () => CoreState;

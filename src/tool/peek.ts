@@ -3,8 +3,8 @@
 // or pinned (ephemeral: false) once the model has read it. A peek from the start opens with the
 // fold's contents (children or entries, with offsets into its text view); a slice that does not
 // reach the end closes with the call for the next one.
-import { contentsText } from "../runtime/peek-contents.ts";
-import { count } from "../runtime/text-fit.ts";
+import { contentsText } from "../operations/peek-contents.ts";
+import { count } from "../values/text-fit.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { done, type FoldToolResult, operations, refuse } from "./result.ts";
 import type { FoldToolArgs } from "./schema.ts";

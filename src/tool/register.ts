@@ -1,9 +1,10 @@
 // Registers the pi_fold_context tool with Pi.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { FOLD_TOOL_NAME } from "../vocabulary.ts";
 import { runFoldAction } from "./dispatch.ts";
 import type { ToolEnv } from "./env.ts";
 import type { FoldToolDetails } from "./result.ts";
-import { FOLD_TOOL_NAME, foldToolParameters } from "./schema.ts";
+import { foldToolParameters } from "./schema.ts";
 
 export function registerFoldTool(pi: ExtensionAPI, env: ToolEnv): void {
 	pi.registerTool<typeof foldToolParameters, FoldToolDetails>({

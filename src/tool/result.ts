@@ -1,7 +1,7 @@
 // The shapes every pi_fold_context answer shares: model-facing text plus typed details.
 import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { FoldActions } from "../runtime/actions.ts";
-import { type Arithmetic, arithmeticText } from "../runtime/arithmetic.ts";
+import type { FoldActions } from "../operations/actions.ts";
+import { type Arithmetic, arithmeticText } from "../operations/overview.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import type { ActionName } from "./schema.ts";
 import type { StatusDetails } from "./status.ts";

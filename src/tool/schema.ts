@@ -3,12 +3,14 @@
 // arguments an action takes, their types and ranges) so every caller, also ones that skip Pi's
 // validation, gets a specific refusal rather than an exception or a partial change.
 import { type Static, Type } from "typebox";
-import { isFoldId } from "../fold-types.ts";
-import { BRIEF_MAX_CHARS } from "../lattice/index.ts";
-import { PEEK_MAX_BYTES } from "../runtime/actions.ts";
-import { SEARCH_MAX_LIMIT } from "../search/search.ts";
-
-export const FOLD_TOOL_NAME = "pi_fold_context";
+import {
+	BRIEF_MAX_CHARS,
+	describeValue,
+	isFoldId,
+	PEEK_MAX_BYTES,
+	SEARCH_DEFAULT_LIMIT,
+	SEARCH_MAX_LIMIT,
+} from "../vocabulary.ts";
 
 /** Every action the tool accepts; each one is implemented by one module in src/tool/. */
 export const ACTIONS = [
@@ -50,7 +52,11 @@ export const foldToolParameters = Type.Object({
 		Type.Boolean({ description: "search: true reads query as a regular expression (no backreferences or lookaround)" }),
 	),
 	limit: Type.Optional(
-		Type.Integer({ minimum: 1, maximum: SEARCH_MAX_LIMIT, description: "search: matches to show (default 8)" }),
+		Type.Integer({
+			minimum: 1,
+			maximum: SEARCH_MAX_LIMIT,
+			description: `search: matches to show (default ${SEARCH_DEFAULT_LIMIT})`,
+		}),
 	),
 	bytes: Type.Optional(
 		Type.Integer({ minimum: 1, maximum: PEEK_MAX_BYTES, description: "peek: length of the slice in bytes" }),
@@ -88,63 +94,59 @@ const SHAPES: Record<ActionName, { required: Key[]; optional: Key[] }> = {
 const MAX_IDS = 256;
 const MAX_ID_LENGTH = 256;
 
-function describe(value: unknown): string {
-	if (value === null) return "null";
-	if (Array.isArray(value)) return "an array";
-	if (typeof value === "string")
-		return `the string ${JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value)}`;
-	return `${typeof value} ${typeof value === "object" ? "" : String(value)}`.trim();
-}
-
 /** Why one argument's value is wrong for its key, or undefined when it is fine. */
 function checkValue(key: Key, v: unknown): string | undefined {
 	const isId = (x: unknown) => typeof x === "string" && x.length > 0 && x.length <= MAX_ID_LENGTH;
 	switch (key) {
 		case "id":
-			if (typeof v !== "string") return `"id" must be a fold id string, got ${describe(v)}`;
-			if (!isFoldId(v)) return `"id" ${describe(v)} is not a fold id (f + 10 lower-case hex digits)`;
+			if (typeof v !== "string") return `"id" must be a fold id string, got ${describeValue(v)}`;
+			if (!isFoldId(v)) return `"id" ${describeValue(v)} is not a fold id (f + 10 lower-case hex digits)`;
 			return undefined;
 		case "ids":
-			if (!Array.isArray(v)) return `"ids" must be a list of ids, got ${describe(v)}`;
+			if (!Array.isArray(v)) return `"ids" must be a list of ids, got ${describeValue(v)}`;
 			if (v.length === 0) return `"ids" is empty`;
 			if (v.length > MAX_IDS) return `"ids" has ${v.length} ids; at most ${MAX_IDS}`;
 			for (const [i, x] of v.entries()) {
-				if (!isId(x)) return `"ids"[${i}] is ${describe(x)}, not an id`;
-				if (v.indexOf(x) !== i) return `"ids"[${i}] repeats ${describe(x)} (listed at ${v.indexOf(x)})`;
+				if (!isId(x)) return `"ids"[${i}] is ${describeValue(x)}, not an id`;
+				if (v.indexOf(x) !== i) return `"ids"[${i}] repeats ${describeValue(x)} (listed at ${v.indexOf(x)})`;
 			}
 			return undefined;
 		case "from":
 		case "to":
-			return isId(v) ? undefined : `"${key}" must be an entry id string, got ${describe(v)}`;
+			return isId(v) ? undefined : `"${key}" must be an entry id string, got ${describeValue(v)}`;
 		case "text":
-			return typeof v === "string" ? undefined : `"text" must be a string, got ${describe(v)}`;
+			return typeof v === "string" ? undefined : `"text" must be a string, got ${describeValue(v)}`;
 		case "offset":
 			return Number.isSafeInteger(v) && (v as number) >= 0
 				? undefined
-				: `"offset" must be a whole number >= 0, got ${describe(v)}`;
+				: `"offset" must be a whole number >= 0, got ${describeValue(v)}`;
 		case "bytes":
 			return Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= PEEK_MAX_BYTES
 				? undefined
-				: `"bytes" must be a whole number from 1 to ${PEEK_MAX_BYTES}, got ${describe(v)}`;
+				: `"bytes" must be a whole number from 1 to ${PEEK_MAX_BYTES}, got ${describeValue(v)}`;
 		case "ephemeral":
-			return typeof v === "boolean" ? undefined : `"ephemeral" must be true or false, got ${describe(v)}`;
+			return typeof v === "boolean" ? undefined : `"ephemeral" must be true or false, got ${describeValue(v)}`;
 		case "detail":
-			return v === "tree" ? undefined : `"detail" may only be "tree", got ${describe(v)}`;
+			return v === "tree" ? undefined : `"detail" may only be "tree", got ${describeValue(v)}`;
 		case "query":
-			return typeof v === "string" ? undefined : `"query" must be a string, got ${describe(v)}`;
+			return typeof v === "string" ? undefined : `"query" must be a string, got ${describeValue(v)}`;
 		case "regex":
-			return typeof v === "boolean" ? undefined : `"regex" must be true or false, got ${describe(v)}`;
+			return typeof v === "boolean" ? undefined : `"regex" must be true or false, got ${describeValue(v)}`;
 		case "limit":
 			return Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= SEARCH_MAX_LIMIT
 				? undefined
-				: `"limit" must be a whole number from 1 to ${SEARCH_MAX_LIMIT}, got ${describe(v)}`;
+				: `"limit" must be a whole number from 1 to ${SEARCH_MAX_LIMIT}, got ${describeValue(v)}`;
 	}
 }
 
 /** Check raw tool arguments; the reason names the argument, what was given and what is allowed. */
 export function parseFoldArgs(raw: unknown): ParsedArgs {
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-		return { ok: false, action: null, reason: `arguments must be an object with an "action", got ${describe(raw)}` };
+		return {
+			ok: false,
+			action: null,
+			reason: `arguments must be an object with an "action", got ${describeValue(raw)}`,
+		};
 	}
 	const record = raw as Record<string, unknown>;
 	const action = record.action;
@@ -154,7 +156,7 @@ export function parseFoldArgs(raw: unknown): ParsedArgs {
 		return {
 			ok: false,
 			action: null,
-			reason: `"action" must be a string, got ${describe(action)}; use one of ${allowed}`,
+			reason: `"action" must be a string, got ${describeValue(action)}; use one of ${allowed}`,
 		};
 	}
 	if (!(ACTIONS as readonly string[]).includes(action)) {

@@ -2,7 +2,7 @@
 // match names the innermost fold holding it, its ancestors, the entry, and the byte offset where
 // peek lands on it; a page at a time, ending with the call for the next page. The result itself
 // is marked to fold at the next commit, like a peek's; the window is never edited.
-import type { SearchAnswer, SearchHit } from "../search/search.ts";
+import type { SearchAnswer, SearchHit } from "../operations/reading.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { continuation, done, type FoldToolResult, operations, refuse } from "./result.ts";
 import type { FoldToolArgs } from "./schema.ts";

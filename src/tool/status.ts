@@ -1,23 +1,12 @@
 // action "status": which pi-fold, which Wasm core (with proof it answers), which Pi.
-import { toHex } from "../../bindings/index.ts";
-import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { FoldActions, Overview } from "../runtime/actions.ts";
-import { arithmeticText } from "../runtime/arithmetic.ts";
-import type { RuntimeStatus } from "../runtime/runtime.ts";
+import type { FoldActions, Overview } from "../operations/actions.ts";
+import { type CoreReport, coreReport } from "../operations/core-report.ts";
+import { arithmeticText } from "../operations/overview.ts";
+import type { RuntimeStatus } from "../operations/status.ts";
+import type { FoldView, ReadonlyLattice } from "../operations/view.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { answer, continuation, type FoldToolResult } from "./result.ts";
 import type { FoldToolArgs } from "./schema.ts";
-
-/** A fixed text the core hashes on every status call, so a reader can check the digest anywhere. */
-export const STATUS_PROBE = "pi-fold status probe: the WebAssembly core answered";
-
-export interface CoreReport {
-	version: string;
-	selfCheck: { ok: boolean; failed: string[] };
-	/** The .wasm file the core was instantiated from. */
-	source: string;
-	probe: { text: string; sha256: string; tokens: number };
-}
 
 export interface StatusDetails {
 	ok: boolean;
@@ -128,7 +117,7 @@ export function overviewLines(o: Overview, rt: RuntimeStatus | undefined): strin
 }
 
 /** One page of the fold tree: each fold with depth, state and parent, and its index line. */
-function treePage(lattice: FoldLattice, actions: FoldActions, offset: number): NonNullable<StatusDetails["tree"]> {
+function treePage(lattice: ReadonlyLattice, actions: FoldActions, offset: number): NonNullable<StatusDetails["tree"]> {
 	const page: FoldView[] = lattice.folds().slice(offset, offset + TREE_PAGE);
 	const lines = actions.indexLines(
 		lattice,
@@ -165,17 +154,11 @@ export function statusAction(args: FoldToolArgs, env: ToolEnv, call?: ToolCall):
 		};
 		return answer(text.join("\n"), details, true);
 	}
-	const { core } = state;
-	const selfCheck = core.selfCheck();
-	// core.sha256 is the Wasm one-shot digest (the Node entry reroutes only hashSpans to node:crypto).
-	const probe = {
-		text: STATUS_PROBE,
-		sha256: toHex(core.sha256(STATUS_PROBE)),
-		tokens: core.estimateTokens(STATUS_PROBE),
-	};
+	const report = coreReport(state);
+	const { selfCheck, probe } = report;
 	const text: string[] = [
 		...head,
-		`core: pi-fold-core ${core.version} (WebAssembly) from ${state.source}`,
+		`core: pi-fold-core ${report.version} (WebAssembly) from ${state.source}`,
 		`self-check: ${selfCheck.ok ? "ok" : `FAILED (${selfCheck.failed.join(", ")})`}`,
 		`probe: ${JSON.stringify(probe.text)}`,
 		`probe sha256 (by the core): ${probe.sha256}`,
@@ -213,7 +196,7 @@ export function statusAction(args: FoldToolArgs, env: ToolEnv, call?: ToolCall):
 		action: "status",
 		packageVersion,
 		piVersion,
-		core: { version: core.version, selfCheck, source: state.source, probe },
+		core: report,
 		...(runtime ? { runtime } : {}),
 		...(overview ? { overview } : {}),
 		...(tree ? { tree, treePage: { offset, folds: total } } : {}),

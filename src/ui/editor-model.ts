@@ -6,11 +6,9 @@
 // calls, or a single message); a pending mark, a committed fold and an expanded fold are one row
 // each, and an expanded fold's children follow it, indented one level deeper.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import type { FoldId } from "../fold-types.ts";
-import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { Overview } from "../runtime/actions.ts";
-import type { StagedEdit } from "../runtime/staging.ts";
-import type { ContextEntries } from "../session/context-entries.ts";
+import type { Overview } from "../operations/actions.ts";
+import type { FoldView, OpenView, ReadonlyLattice, StagedEdit } from "../operations/view.ts";
+import type { FoldId } from "../vocabulary.ts";
 import { formatTokens, percentOf, stagedNote, tokensOfBudget, type WindowFigure } from "./window-figure.ts";
 
 export type RowKind = "raw" | "pending" | "committed" | "expanded";
@@ -41,8 +39,8 @@ export interface EditorRow {
 
 export interface MapInput {
 	/** The lattice as the next request will show it (staged edits applied). */
-	lattice: FoldLattice;
-	context: ContextEntries;
+	lattice: ReadonlyLattice;
+	context: OpenView["context"];
 	/** Calibrated tokens each context position shows (0 inside a collapsed fold; a brief at its fold's start). */
 	shown: readonly number[];
 	staged: readonly StagedEdit[];
@@ -76,7 +74,7 @@ function messageGist(entry: SessionEntry): { role: string; text: string; calls: 
 }
 
 /** Leaf positions grouped into units: an entry making tool calls takes the results that follow it. */
-export function rawUnits(context: ContextEntries, positions: readonly number[]): number[][] {
+export function rawUnits(context: OpenView["context"], positions: readonly number[]): number[][] {
 	const units: number[][] = [];
 	for (let i = 0; i < positions.length; i++) {
 		const p = positions[i];

@@ -1,4 +1,4 @@
-// The fold bar (SPEC 7): one widget line saying how full the window is, against which limit, and
+// The fold bar: one widget line saying how full the window is, against which limit, and
 // what fills it, e.g.
 //   pi-fold ▕█▓▓▒▒░░░    ▏ 61% of 272k (price tier: 2x above; window 400k) · deep 3k (1) · raw 80k
 // (the counts: folds shown as briefs, and pending marks). Glyphs, in bar order: deep █, folded ▓,
@@ -8,17 +8,19 @@
 // turn boundary and model switch, and right after a command or the fold editor changes something
 // (refresh), only when Pi has a UI. The share is the one every display shows (window-figure.ts).
 // The handlers return nothing and never throw.
+
 import type { ExtensionAPI, ExtensionContext, Theme, ThemeColor } from "@earendil-works/pi-coding-agent";
-import { multiplierText } from "../runtime/budget.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
 import {
 	type BudgetFacts,
 	CompositionCache,
+	multiplierText,
 	PART_NAMES,
 	type PartName,
 	type WindowComposition,
 	windowComposition,
-} from "./composition.ts";
+} from "../operations/composition.ts";
+import type { FoldHandle } from "../operations/view.ts";
+import { errorMessage } from "../vocabulary.ts";
 import { formatTokens, percentOf, stagedNoteShort, type WindowFigure, windowFigure } from "./window-figure.ts";
 
 /** The widget key (one bar per extension instance). */
@@ -179,7 +181,7 @@ function themeOf(ctx: ExtensionContext): Theme | undefined {
 	}
 }
 
-export function registerFoldBar(pi: ExtensionAPI, runtime: RuntimeHandle): FoldBar {
+export function registerFoldBar(pi: ExtensionAPI, runtime: FoldHandle): FoldBar {
 	const cache = new CompositionCache();
 	let shown: string | undefined;
 
@@ -200,7 +202,7 @@ export function registerFoldBar(pi: ExtensionAPI, runtime: RuntimeHandle): FoldB
 			ctx.ui.setWidget(FOLD_BAR_KEY, lines);
 			shown = key;
 		} catch (err) {
-			runtime.get()?.problem("fold-bar", err instanceof Error ? err.message : String(err));
+			runtime.get()?.problem("fold-bar", errorMessage(err));
 		}
 	};
 

@@ -3,8 +3,8 @@
 // as plain lines in every other mode (say.ts: print mode writes it to the terminal).
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { say } from "../commands/say.ts";
-import { isFoldId } from "../fold-types.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { FoldHandle } from "../operations/view.ts";
+import { isFoldId } from "../vocabulary.ts";
 import type { EditorRow } from "./editor-model.ts";
 import { FoldEditor } from "./fold-editor.ts";
 
@@ -18,7 +18,7 @@ export function mapText(header: readonly string[], rows: readonly EditorRow[]): 
  * `onChange` runs after each gesture that changed something (the fold bar redraws).
  */
 export async function openFoldEditor(
-	handle: RuntimeHandle,
+	handle: FoldHandle,
 	args: string,
 	ctx: ExtensionCommandContext,
 	onChange?: () => void,

@@ -1,29 +1,25 @@
-// /fold-editor (SPEC 7): the window map as a pi-tui component. A SelectList holds the rows
+// /fold-editor: the window map as a pi-tui component. A SelectList holds the rows
 // (editor-model.ts builds them); Enter, m, u and p become one of the runtime's validated operations
 // (FoldActions), the same the agent's tool runs. A refusal is shown on the message line and
 // changes nothing. Expand is staged for the next turn; previews read text without touching the
 // window. The component fills the terminal it is given (fold-editor-command.ts opens it as an overlay
 // over the whole screen) and pads every line, so nothing of the chat behind shows through.
-import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
+
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import {
 	type Component,
 	type Focusable,
 	getKeybindings,
 	Input,
 	matchesKey,
-	replaceControlCharacters,
 	type SelectItem,
 	SelectList,
-	type SelectListTheme,
-	stripTerminalSequences,
 	truncateToWidth,
-	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import type { FoldActions } from "../runtime/actions.ts";
-import { EntryTokens, windowCosts } from "../runtime/arithmetic.ts";
-import { modelKey } from "../runtime/occupancy.ts";
-import { entryText, sliceUtf8 } from "../runtime/peek-source.ts";
-import type { FoldRuntime } from "../runtime/runtime.ts";
+import type { FoldActions } from "../operations/actions.ts";
+import type { RuntimeView } from "../operations/view.ts";
+import { errorMessage } from "../vocabulary.ts";
+import { listTheme, messageLines, type Paint, previewLines, previewOf, printable } from "./editor-draw.ts";
 import {
 	type EditorKey,
 	type EditorRow,
@@ -39,11 +35,9 @@ import { windowFigure } from "./window-figure.ts";
 /** Rows the list shows at once (it scrolls). */
 export const VISIBLE_ROWS = 14;
 
-type Paint = Pick<Theme, "fg" | "bold">;
-
 export interface FoldEditorDeps {
 	actions: FoldActions;
-	runtime: FoldRuntime;
+	runtime: RuntimeView;
 	ctx: ExtensionContext;
 	theme: Paint;
 	requestRender: () => void;
@@ -83,7 +77,6 @@ interface BuiltFrom {
 
 export class FoldEditor implements Component, Focusable {
 	readonly #deps: FoldEditorDeps;
-	readonly #tokens: EntryTokens;
 	#rows: EditorRow[] = [];
 	#header: string[] = [];
 	#list: SelectList;
@@ -98,7 +91,6 @@ export class FoldEditor implements Component, Focusable {
 
 	constructor(deps: FoldEditorDeps) {
 		this.#deps = deps;
-		this.#tokens = new EntryTokens(deps.runtime.core);
 		this.#list = this.#refresh(deps.select ? `fold:${deps.select}` : undefined, 0);
 	}
 
@@ -162,7 +154,7 @@ export class FoldEditor implements Component, Focusable {
 			}
 		} catch (err) {
 			// A key press must never take the TUI down: say it and keep the map.
-			this.#say(`failed inside pi-fold, nothing changed: ${err instanceof Error ? err.message : String(err)}`, true);
+			this.#say(`failed inside pi-fold, nothing changed: ${errorMessage(err)}`, true);
 		}
 		this.#deps.requestRender();
 	}
@@ -191,12 +183,7 @@ export class FoldEditor implements Component, Focusable {
 			out.push(clip(i === 0 ? theme.bold(theme.fg("accent", line)) : theme.fg("muted", line)));
 		});
 		out.push(...this.#list.render(width).map(clip));
-		if (this.#message) {
-			// Whole, wrapped: a refusal cut at the edge would hide its reason.
-			const colour = this.#message.error ? "error" : "success";
-			const lines = this.#message.text.split("\n").flatMap((l) => wrapTextWithAnsi(printable(l), Math.max(10, width)));
-			out.push(...lines.map((l) => clip(theme.fg(colour, l))));
-		}
+		if (this.#message) out.push(...messageLines(this.#message, width, theme).map(clip));
 		if (this.#brief) {
 			out.push(
 				clip(theme.fg("accent", "brief for the new mark (Enter saves; empty: the runtime writes it; Esc: no mark)")),
@@ -204,15 +191,9 @@ export class FoldEditor implements Component, Focusable {
 			out.push(...this.#brief.render(width).map(clip));
 		} else if (this.#preview && this.#preview.key === this.selected?.key) {
 			const step = PREVIEW_STEPS[this.#preview.level];
-			out.push(clip(theme.fg("accent", this.#preview.title)));
 			// Room left on the screen after the lines around the preview.
-			const room = this.#deps.height ? Math.max(3, this.#deps.height() - out.length - 3) : step.lines;
-			const shown = Math.min(step.lines, room);
-			const wrapped = this.#preview.text
-				.split("\n")
-				.flatMap((l) => wrapTextWithAnsi(printable(l), Math.max(10, width - 2)));
-			out.push(...wrapped.slice(0, shown).map((l) => clip(`  ${l}`)));
-			if (wrapped.length > shown) out.push(clip(theme.fg("dim", `  … ${wrapped.length - shown} more lines`)));
+			const room = this.#deps.height ? Math.max(3, this.#deps.height() - out.length - 4) : step.lines;
+			out.push(...previewLines(this.#preview, Math.min(step.lines, room), width, theme).map(clip));
 		}
 		out.push(
 			clip(
@@ -249,12 +230,11 @@ export class FoldEditor implements Component, Focusable {
 		this.#built = this.#source();
 		const lattice = actions.lattice();
 		const over = actions.overview(ctx);
-		if (!view || !lattice) {
+		const shown = lattice && actions.shownTokens(lattice, ctx);
+		if (!view || !lattice || !shown) {
 			this.#rows = [];
 			this.#header = ["pi-fold: no session is open yet"];
 		} else {
-			const ratio = runtime.meter.calibration.ratioFor(modelKey(ctx.model));
-			const shown = windowCosts(lattice, view.context, this.#tokens).shownAt.map((t) => t * ratio);
 			const freed = over.ok ? new Map(over.overview.marks.map((m) => [m.id, m.freed])) : undefined;
 			this.#rows = windowRows({ lattice, context: view.context, shown, staged: runtime.staged, freed });
 			const figure = windowFigure(actions, ctx, runtime.staged, runtime.foldRequested);
@@ -285,7 +265,7 @@ export class FoldEditor implements Component, Focusable {
 	#source(): BuiltFrom {
 		const { runtime } = this.#deps;
 		return {
-			lattice: runtime.lattice,
+			lattice: runtime.view?.lattice,
 			staged: runtime.staged.length,
 			entries: runtime.view?.context.entries.length ?? 0,
 		};
@@ -401,44 +381,9 @@ export class FoldEditor implements Component, Focusable {
 	/** Show more of a row's text: a fold's verified source (peek, no tool result), a raw row's entries. */
 	#deepen(row: EditorRow): Answer {
 		const level = this.#preview?.key === row.key ? Math.min(this.#preview.level + 1, PREVIEW_STEPS.length - 1) : 0;
-		const { bytes } = PREVIEW_STEPS[level];
-		if (row.fold) {
-			const r = this.#deps.actions.peek(row.fold.id, { bytes });
-			if (!r.ok) return refused(r.reason);
-			const source = r.verifiedBy === "store" ? "the fold store" : "the session";
-			this.#preview = {
-				key: row.key,
-				level,
-				title: `${row.fold.id}: bytes ${r.slice.start}..${r.slice.end} of ${r.slice.total}, verified by SHA-256 from ${source}`,
-				text: r.slice.text,
-			};
-		} else {
-			const view = this.#deps.runtime.view;
-			if (!view) return refused("no session is open yet");
-			const text = row.entryIds.map((_, i) => entryText(view.context.texts[row.start + i] ?? "")).join("\n\n");
-			const slice = sliceUtf8(text, 0, bytes);
-			this.#preview = {
-				key: row.key,
-				level,
-				title: `${row.entryIds.length} raw entries: bytes 0..${slice.end} of ${slice.total}`,
-				text: slice.text,
-			};
-		}
+		const shown = previewOf(this.#deps.actions, row, PREVIEW_STEPS[level].bytes);
+		if (!shown.ok) return refused(shown.reason);
+		this.#preview = { key: row.key, level, title: shown.title, text: shown.text };
 		return { text: `preview ${level + 1} of ${PREVIEW_STEPS.length}; the window is unchanged` };
 	}
-}
-
-/** Session text drawn in the terminal: its own escape codes and control characters out. */
-function printable(text: string): string {
-	return replaceControlCharacters(stripTerminalSequences(text));
-}
-
-function listTheme(theme: Paint): SelectListTheme {
-	return {
-		selectedPrefix: (t) => theme.fg("accent", t),
-		selectedText: (t) => theme.fg("accent", t),
-		description: (t) => theme.fg("muted", t),
-		scrollInfo: (t) => theme.fg("dim", t),
-		noMatch: (t) => theme.fg("muted", t),
-	};
 }

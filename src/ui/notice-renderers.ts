@@ -4,9 +4,7 @@
 // person expands the row. The receipt's shares come from window-figure.ts, like every other display.
 import type { ExtensionAPI, Theme, ThemeColor } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
-import { OVERFLOW_NOTICE_TYPE } from "../runtime/overflow.ts";
-import { RECEIPT_TYPE, type ReceiptDetails } from "../runtime/receipt.ts";
-import { UNBRIEFED_NOTICE_TYPE } from "../runtime/runtime.ts";
+import { OVERFLOW_NOTICE_TYPE, RECEIPT_TYPE, type ReceiptDetails, UNBRIEFED_NOTICE_TYPE } from "../vocabulary.ts";
 import { formatTokens, percentOf } from "./window-figure.ts";
 
 export interface NoticeLine {

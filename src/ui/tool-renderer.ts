@@ -18,11 +18,12 @@
 // - The assistant's own text and the user's messages of a folded span are not tool rows: no tool
 //   renderer reaches them, so they stay as they are.
 // - Pi's HTML export draws calls with the same renderers: a folded call exports as its muted row.
+
 import type { ExtensionAPI, ExtensionContext, Theme, ToolRenderers } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, truncateToWidth } from "@earendil-works/pi-tui";
-import type { FoldId } from "../fold-types.ts";
-import type { FoldLattice, LatticeEntry } from "../lattice/index.ts";
-import type { RuntimeHandle } from "../runtime/hooks.ts";
+import type { FoldHandle, LatticeEntry, ReadonlyLattice } from "../operations/view.ts";
+import type { FoldId } from "../vocabulary.ts";
+import { errorMessage } from "../vocabulary.ts";
 
 type RenderContext = Parameters<NonNullable<ToolRenderers["renderCall"]>>[2];
 
@@ -36,7 +37,7 @@ export interface FoldedCall {
 }
 
 /** The outermost committed fold on an entry's path: the one the window shows in its place. */
-export function visibleFoldOf(lattice: FoldLattice, entryId: string): FoldId | undefined {
+export function visibleFoldOf(lattice: ReadonlyLattice, entryId: string): FoldId | undefined {
 	let id = lattice.foldOf(entryId);
 	let visible: FoldId | undefined;
 	while (id) {
@@ -72,11 +73,11 @@ interface CallPlace {
 
 /** Tool call id -> the assistant entry making it, over the open session's lattice entries. */
 export class FoldedCalls {
-	readonly #runtime: RuntimeHandle;
+	readonly #runtime: FoldHandle;
 	#indexed: { of: readonly LatticeEntry[]; calls: Map<string, CallPlace> } | undefined;
 	#lastProblem: string | undefined;
 
-	constructor(runtime: RuntimeHandle) {
+	constructor(runtime: FoldHandle) {
 		this.#runtime = runtime;
 	}
 
@@ -116,7 +117,7 @@ export class FoldedCalls {
 				summary: place.first ? batchSummary(view.context.sources[place.position]) : "",
 			};
 		} catch (err) {
-			const reason = err instanceof Error ? err.message : String(err);
+			const reason = errorMessage(err);
 			// Rows redraw often: report a failure once, not per frame.
 			if (reason !== this.#lastProblem) this.#runtime.get()?.problem("clean-chat", reason);
 			this.#lastProblem = reason;
@@ -219,7 +220,7 @@ export interface CleanChat {
 	refresh(ctx: ExtensionContext): void;
 }
 
-export function registerCleanChat(pi: ExtensionAPI, runtime: RuntimeHandle): CleanChat {
+export function registerCleanChat(pi: ExtensionAPI, runtime: FoldHandle): CleanChat {
 	const calls = new FoldedCalls(runtime);
 	const rows = new RowRegistry();
 	pi.registerToolRenderer((_toolName, next) => {
@@ -232,7 +233,7 @@ export function registerCleanChat(pi: ExtensionAPI, runtime: RuntimeHandle): Cle
 		try {
 			rows.refresh(calls);
 		} catch (err) {
-			runtime.get()?.problem("clean-chat", err instanceof Error ? err.message : String(err));
+			runtime.get()?.problem("clean-chat", errorMessage(err));
 		}
 	};
 	const onBoundary = (_e: unknown, ctx: ExtensionContext): void => refresh(ctx);

@@ -3,8 +3,8 @@
 // runtime's overview counts them (measured at the last turn boundary, plus what edits applied or
 // staged since will change). Every display formats it here, so the number, the denominator, the
 // rounding and the words for a staged change are written once.
-import type { FoldActions } from "../runtime/actions.ts";
-import type { StagedEdit } from "../runtime/staging.ts";
+import type { FoldActions } from "../operations/actions.ts";
+import type { StagedEdit } from "../operations/view.ts";
 
 /** 850, 3.1k, 12k, 200k, 1.2M: short, and never more than 4 characters before the unit. */
 export function formatTokens(n: number): string {

@@ -7,11 +7,11 @@ import { readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } fro
 import { dirname } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
+import { removeTempDirs } from "../../harness/pi-harness.ts";
+import { editedTargets, windowRepair } from "../../src/edits/reconcile.ts";
 import type { FoldId } from "../../src/fold-types.ts";
-import { editedTargets, windowRepair } from "../../src/runtime/reconcile.ts";
 import { isQuarantineName } from "../../src/store/objects.ts";
 import { overwrite } from "../fixtures/store-data.ts";
-import { removeTempDirs } from "../helpers/pi-harness.ts";
 import { auditFolds, type FoldedSession, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 
 afterAll(removeTempDirs);

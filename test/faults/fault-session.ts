@@ -4,13 +4,13 @@
 import type { Message } from "@earendil-works/pi-ai";
 import type { ExtensionFactory, SessionManager } from "@earendil-works/pi-coding-agent";
 import { expect } from "vitest";
+import { makeSession, type SessionOptions, type TestSession } from "../../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, type WorkloadOptions, workloadSteps } from "../../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../../src/index.ts";
 import type { FoldRuntime } from "../../src/runtime/runtime.ts";
 import { canonicalText } from "../../src/session/context-entries.ts";
 import type { FoldStore } from "../../src/store/index.ts";
-import { makeSession, type SessionOptions, type TestSession } from "../helpers/pi-harness.ts";
 import { pairingProblems } from "../helpers/requests.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, type WorkloadOptions, workloadSteps } from "../helpers/workload.ts";
 
 export interface FoldedSession {
 	h: TestSession;

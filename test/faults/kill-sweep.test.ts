@@ -12,10 +12,10 @@ import type { Message } from "@earendil-works/pi-ai";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../../bindings/node.ts";
-import { editedTargets, windowRepair } from "../../src/runtime/reconcile.ts";
-import { RECORD_TYPE } from "../../src/session/journal.ts";
+import { piEnv, removeTempDirs, tempDir } from "../../harness/pi-harness.ts";
+import { editedTargets, windowRepair } from "../../src/edits/reconcile.ts";
 import { rebuildLattice } from "../../src/session/rebuild.ts";
-import { piEnv, removeTempDirs, tempDir } from "../helpers/pi-harness.ts";
+import { RECORD_TYPE } from "../../src/vocabulary.ts";
 import { pairingProblems } from "../helpers/requests.ts";
 import { auditFolds, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 

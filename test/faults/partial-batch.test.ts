@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import type { Message } from "@earendil-works/pi-ai";
 import { afterAll, describe, expect, it } from "vitest";
-import { removeTempDirs } from "../helpers/pi-harness.ts";
+import { removeTempDirs } from "../../harness/pi-harness.ts";
 import { pairingProblems } from "../helpers/requests.ts";
 import { auditFolds, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 

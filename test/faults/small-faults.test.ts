@@ -5,9 +5,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../../bindings/node.ts";
+import { removeTempDirs, tempDir } from "../../harness/pi-harness.ts";
 import { FoldStore, StoreError } from "../../src/store/index.ts";
 import { parseFoldArgs } from "../../src/tool/schema.ts";
-import { removeTempDirs, tempDir } from "../helpers/pi-harness.ts";
 
 afterAll(removeTempDirs);
 

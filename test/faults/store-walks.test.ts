@@ -6,11 +6,11 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../../bindings/node.ts";
+import { removeTempDirs, tempDir } from "../../harness/pi-harness.ts";
 import type { FoldRecord, HexHash } from "../../src/fold-types.ts";
 import { adoptFold } from "../../src/session/fork.ts";
 import { FoldStore, STORE_DIR_NAME, StoreError } from "../../src/store/index.ts";
 import { identityOf } from "../fixtures/store-data.ts";
-import { removeTempDirs, tempDir } from "../helpers/pi-harness.ts";
 import { type FoldedSession, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 
 afterAll(removeTempDirs);

@@ -2,6 +2,7 @@
 // arguments or in the agent's own brief must not stop folding: briefs are made well-formed by
 // construction and say so, and a fold that cannot be stored is skipped by id while the rest commit.
 import { afterAll, describe, expect, it } from "vitest";
+import { removeTempDirs } from "../../harness/pi-harness.ts";
 import type { FoldRecord } from "../../src/fold-types.ts";
 import { FoldStore } from "../../src/store/index.ts";
 import {
@@ -18,7 +19,6 @@ import {
 	toolStep,
 	work,
 } from "../helpers/fold-agent.ts";
-import { removeTempDirs } from "../helpers/pi-harness.ts";
 import { auditFolds, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 
 afterAll(removeTempDirs);

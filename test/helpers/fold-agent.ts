@@ -12,19 +12,18 @@ import {
 import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { expect } from "vitest";
 import { nodeCore } from "../../bindings/node.ts";
+import { makeSession, type TestSession, textOf, toolResultFor } from "../../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, WORKLOAD_ROOT, type WorkloadOptions, workloadPlan } from "../../harness/workload.ts";
 import type { FoldId } from "../../src/fold-types.ts";
 import { type PiFold, registerPiFold } from "../../src/index.ts";
 import type { FoldView, LatticeSnapshot } from "../../src/lattice/index.ts";
-import type { FoldActions } from "../../src/runtime/actions.ts";
-import type { FoldRuntime, RuntimeStatus } from "../../src/runtime/runtime.ts";
-import type { StagedEdit } from "../../src/runtime/staging.ts";
-import type { Thresholds } from "../../src/runtime/thresholds.ts";
-import { RECORD_TYPE } from "../../src/session/journal.ts";
+import type { FoldActions } from "../../src/operations/actions.ts";
+import type { RuntimeStatus } from "../../src/operations/status.ts";
+import type { FoldRuntime } from "../../src/runtime/runtime.ts";
 import { rebuildLattice } from "../../src/session/rebuild.ts";
-import { FOLD_TOOL_NAME } from "../../src/tool/schema.ts";
-import { makeSession, type TestSession, textOf, toolResultFor } from "./pi-harness.ts";
+import type { StagedEdit } from "../../src/session/staged.ts";
+import { FOLD_TOOL_NAME, RECORD_TYPE, type Thresholds } from "../../src/vocabulary.ts";
 import { canonical, pairingProblems } from "./requests.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, type WorkloadOptions, workloadPlan } from "./workload.ts";
 
 /** The window arithmetic a pi_fold_context result carries. */
 export const ARITHMETIC = /-- window: ~\d+ of \d+ tokens/;

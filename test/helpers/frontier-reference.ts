@@ -1,10 +1,10 @@
 // The frontier's rules computed the straightforward way, for property tests of the optimised pass
-// (src/runtime/frontier.ts): one whole pass over a context of exactly the entries examined, tool
+// (src/policy/frontier.ts): one whole pass over a context of exactly the entries examined, tool
 // groups gathered from those entries alone, folds read as FoldViews. No cursor, no index of tool
 // batches, no reuse between passes: slow, and easy to check by reading.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldView, MarkRequest } from "../../src/lattice/index.ts";
-import type { FrontierSettings } from "../../src/runtime/frontier.ts";
+import type { FrontierSettings } from "../../src/policy/frontier.ts";
 import type { ContextEntries } from "../../src/session/context-entries.ts";
 
 type Unit =

@@ -4,7 +4,7 @@ import { execFile } from "node:child_process";
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { PiEnv } from "./pi-harness.ts";
+import type { PiEnv } from "../../harness/pi-harness.ts";
 
 /** Pi 1.6's `pi` bin (the bundled CLI) from the repo's devDependencies. */
 export const PI_CLI = fileURLToPath(

@@ -1,4 +1,4 @@
-// One recording uiContext for tests that bind a real AgentSession to a UI (REPORT.md 8). Pi spreads
+// One recording uiContext for tests that bind a real AgentSession to a UI. Pi spreads
 // the object it is given, so every method is an own enumerable property and the theme an enumerable
 // getter. What pi-fold calls (notify, setStatus, setWidget, custom) is recorded; the rest are no-ops.
 import type { ExtensionUIContext } from "@earendil-works/pi-coding-agent";

@@ -5,7 +5,7 @@ import type { Api, Message, Model, TranscriptContext } from "@earendil-works/pi-
 import { stream as anthropicStream } from "@earendil-works/pi-ai/api/anthropic-messages";
 import { stream as openaiChatStream } from "@earendil-works/pi-ai/api/openai-completions";
 import { stream as openaiResponsesStream } from "@earendil-works/pi-ai/api/openai-responses";
-import { canonicalJson } from "../../src/runtime/canonical-json.ts";
+import { canonicalJson } from "../../src/values/canonical-json.ts";
 
 /** JSON with object keys sorted at every depth: equal values give equal text whatever the key order. */
 export const canonical = canonicalJson;
@@ -22,7 +22,11 @@ export function isAppendOf(prev: readonly unknown[], cur: readonly unknown[]): b
 	return cur.length >= prev.length && sharedPrefix(prev, cur) === prev.length;
 }
 
-/** Calls without results and results without calls, in pi-ai's message model (a result answers the latest assistant). */
+/**
+ * Calls without results and results without calls, in pi-ai's message model (a result answers the
+ * latest assistant). An aborted or failed assistant message opens no calls: pi-ai drops it before
+ * building a provider's payload (its transformMessages), so no provider sees its calls.
+ */
 export function pairingProblems(messages: readonly Message[]): string[] {
 	const out: string[] = [];
 	let unanswered = new Set<string>();
@@ -34,7 +38,8 @@ export function pairingProblems(messages: readonly Message[]): string[] {
 		}
 		if ((m.role as string) === "system") continue;
 		if (unanswered.size) out.push(`#${i}: ${m.role} before results of ${[...unanswered].join(",")}`);
-		unanswered = new Set(m.role === "assistant" ? m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : [])) : []);
+		const opens = m.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error";
+		unanswered = new Set(opens ? m.content.flatMap((b) => (b.type === "toolCall" ? [b.id] : [])) : []);
 	}
 	if (unanswered.size) out.push(`end: no results for ${[...unanswered].join(",")}`);
 	return out;

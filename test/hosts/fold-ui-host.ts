@@ -4,8 +4,8 @@
 // that the run commits folds. With PI_FOLD_UI_SHUTDOWN=1 it ends the TUI once the run has settled.
 import { fauxProvider } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { workloadSteps } from "../../harness/workload.ts";
 import { registerPiFold } from "../../src/index.ts";
-import { workloadSteps } from "../helpers/workload.ts";
 
 export const UI_HOST_PROVIDER = "pi-fold-faux-ui";
 export const UI_HOST_MODEL = "faux-ui";

@@ -1,6 +1,6 @@
 // Briefs on pending folds. A brief reaches the window only when a commit first shows the fold, so
 // rewriting it before then is free; a standing fold's brief is never rewritten, because that would
-// rewrite the window at its placeholder and cost the prefix cache from there on (SPEC section 2).
+// rewrite the window at its placeholder and cost the prefix cache from there on.
 import type { FoldId } from "../../fold-types.ts";
 import { describeFold } from "../fold.ts";
 import { refuse } from "../outcome.ts";

@@ -1,0 +1,235 @@
+// A scripted, reusable workload for the runtime's end-to-end tests and benchmark: one user message,
+// then one long agentic turn of many stages. Each stage is one assistant message (a short note plus
+// 2-4 real read/bash/ls calls) over a real code base, Pi's own dist/ (several MB of JS installed as
+// a devDependency), so tool results have realistic sizes and contents. Everything is derived from a
+// seed: the same arguments give the same calls, ids and (over the same install) the same results.
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+	type AssistantMessage,
+	type FauxResponseStep,
+	fauxAssistantMessage,
+	fauxText,
+	fauxToolCall,
+	type TranscriptContext,
+} from "@earendil-works/pi-ai";
+
+/** The code base the workload explores; use it as the session's cwd. */
+export const WORKLOAD_ROOT = fileURLToPath(
+	new URL("../node_modules/@earendil-works/pi-coding-agent/dist", import.meta.url),
+);
+
+export const WORKLOAD_PROMPT = "Survey this package's source: read through its modules stage by stage and take notes.";
+
+export interface WorkloadOptions {
+	/** Seed for the choice of files, offsets and tools (default 1). */
+	seed?: number;
+	/**
+	 * A string stage k's tool results must contain, or undefined: an extra `bash` call prints a log
+	 * with it on one line in the middle (`[stage k] check value: …`); the command only names the file.
+	 */
+	plant?: (stage: number) => string | undefined;
+	/** 0-based index, among workload requests (summary requests not counted), answered with a context-overflow error. */
+	overflowAt?: number;
+	/** Size of the answer to a compaction summary request (default 1600 characters). */
+	summaryChars?: number;
+	/** The code base (default WORKLOAD_ROOT). */
+	root?: string;
+	/** Line counts a `read` call asks for, drawn uniformly in [min, max) (default 60-300). */
+	readLines?: { min: number; max: number };
+	/** Put before every tool call id, so that several runs in one session keep ids unique (default ""). */
+	idPrefix?: string;
+}
+
+export interface PlannedCall {
+	id: string;
+	name: "read" | "bash" | "ls";
+	args: Parameters<typeof fauxToolCall>[1];
+}
+
+export interface StagePlan {
+	stage: number;
+	note: string;
+	calls: PlannedCall[];
+}
+
+const MAX_READ_LINES = 300;
+const MIN_READ_LINES = 60;
+
+/** mulberry32: small, seedable, good enough to spread choices. */
+function rng(seed: number): () => number {
+	let a = seed >>> 0;
+	return () => {
+		a = (a + 0x6d2b79f5) >>> 0;
+		let t = a;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+interface CodeBase {
+	files: { path: string; lines: number }[];
+	dirs: string[];
+}
+
+const codeBases = new Map<string, CodeBase>();
+
+/** Source files (.js, .d.ts; no maps, no bundle) with line counts, and directories, sorted. */
+function codeBase(root: string): CodeBase {
+	const known = codeBases.get(root);
+	if (known) return known;
+	const files: CodeBase["files"] = [];
+	const dirs: string[] = ["."];
+	const walk = (dir: string): void => {
+		for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+			const full = join(dir, e.name);
+			if (e.isDirectory()) {
+				if (e.name === "bundle") continue;
+				dirs.push(relative(root, full));
+				walk(full);
+			} else if (/\.(js|d\.ts)$/.test(e.name)) {
+				files.push({ path: relative(root, full), lines: readFileSync(full, "utf8").split("\n").length });
+			}
+		}
+	};
+	walk(root);
+	if (files.length === 0) throw new Error(`workload: no source files under ${root}`);
+	const made = { files, dirs };
+	codeBases.set(root, made);
+	return made;
+}
+
+/** Where plant logs are written: contents depend only on stage and value, so runs that share it agree. */
+export const PLANT_DIR = join(tmpdir(), "pi-fold-workload-plants");
+
+/** The text of stage `stage`'s plant log: some 60 audit lines, `value` on the one in the middle. */
+export function plantLogText(stage: number, value: string): string {
+	const next = rng(createHash("sha256").update(`${stage}\0${value}`).digest().readUInt32LE(0));
+	const lines: string[] = [];
+	for (let j = 1; j <= 61; j++) {
+		if (j === 31) lines.push(`[stage ${stage}] check value: ${value}`);
+		else {
+			const bytes = 1000 + Math.floor(next() * 90_000);
+			lines.push(
+				`[stage ${stage}] audit ${j}/61: block ${Math.floor(next() * 1e6).toString(16)} ok, ${bytes} bytes scanned`,
+			);
+		}
+	}
+	return `${lines.join("\n")}\n`;
+}
+
+/** Write stage `stage`'s plant log (once; atomically) and return its path. */
+export function plantLog(stage: number, value: string, dir = PLANT_DIR): string {
+	const text = plantLogText(stage, value);
+	const name = `stage-${stage}-${createHash("sha256").update(text).digest("hex").slice(0, 12)}.log`;
+	const path = join(dir, name);
+	mkdirSync(dir, { recursive: true });
+	const temp = `${path}.${process.pid}.tmp`;
+	writeFileSync(temp, text);
+	renameSync(temp, path);
+	return path;
+}
+
+/** The calls of every stage, deterministic for (stages, seed, root). */
+export function workloadPlan(stages: number, opts: WorkloadOptions = {}): StagePlan[] {
+	const base = codeBase(opts.root ?? WORKLOAD_ROOT);
+	const next = rng(opts.seed ?? 1);
+	const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
+	const minLines = opts.readLines?.min ?? MIN_READ_LINES;
+	const maxLines = opts.readLines?.max ?? MAX_READ_LINES;
+	if (!(Number.isSafeInteger(minLines) && minLines > 0 && Number.isSafeInteger(maxLines) && maxLines > minLines)) {
+		throw new Error(`workload: readLines must be whole numbers with 0 < min < max, got ${minLines}-${maxLines}`);
+	}
+	const plans: StagePlan[] = [];
+	for (let stage = 0; stage < stages; stage++) {
+		const count = 2 + Math.floor(next() * 3);
+		const calls: PlannedCall[] = [];
+		for (let j = 0; j < count; j++) {
+			const id = `${opts.idPrefix ?? ""}s${stage}c${j}`;
+			const roll = j === 0 ? 0 : next(); // every stage reads at least one file
+			const file = pick(base.files);
+			if (roll < 0.6) {
+				const limit = minLines + Math.floor(next() * (maxLines - minLines));
+				const offset = file.lines > limit ? 1 + Math.floor(next() * (file.lines - limit)) : undefined;
+				calls.push({ id, name: "read", args: { path: file.path, ...(offset ? { offset } : {}), limit } });
+			} else if (roll < 0.8) {
+				calls.push({ id, name: "bash", args: { command: `grep -n "export" ${file.path} | head -n 40` } });
+			} else {
+				calls.push({ id, name: "ls", args: { path: pick(base.dirs) } });
+			}
+		}
+		const planted = opts.plant?.(stage);
+		if (planted !== undefined) {
+			const call: PlannedCall = {
+				id: `${opts.idPrefix ?? ""}s${stage}p`,
+				name: "bash",
+				args: { command: `cat ${plantLog(stage, planted)}` },
+			};
+			if (calls.length === 4) calls[3] = call;
+			else calls.push(call);
+		}
+		const first = calls[0].args.path as string;
+		plans.push({
+			stage,
+			note: `Stage ${stage}: looking at ${first} and ${calls.length - 1} more place(s).`,
+			calls,
+		});
+	}
+	return plans;
+}
+
+/** Pi's compaction (and branch) summary request: summarisation system prompt, one user message. */
+export function isSummaryRequest(context: TranscriptContext): boolean {
+	const first = context.messages[0] as { role?: string; content?: unknown } | undefined;
+	if (first?.role !== "system") return false;
+	const c = first.content;
+	const text =
+		typeof c === "string" ? c : Array.isArray(c) ? c.map((b) => (b as { text?: string }).text ?? "").join("") : "";
+	return text.startsWith("You are a context summarization assistant");
+}
+
+/** What a provider answers when the request does not fit (pi-ai classifies it as a context overflow). */
+export function overflowReply(): AssistantMessage {
+	return fauxAssistantMessage([], {
+		stopReason: "error",
+		errorMessage: "prompt is too long: 210000 tokens > 200000 maximum",
+	});
+}
+
+/** A structured summary of realistic size, as a compaction summariser would write it. */
+function summaryText(chars: number): string {
+	const head = "## Goal\nSurvey the package source stage by stage.\n\n## Progress\n";
+	let body = "";
+	for (let i = 0; head.length + body.length < chars; i++) {
+		body += `- Stage ${i}: read modules, noted exports and their roles; no changes made.\n`;
+	}
+	return `${head}${body}\n## Next steps\nContinue with the remaining modules.`;
+}
+
+/**
+ * The faux provider's script: stage messages in order, then a final answer. Summary requests are
+ * answered wherever they occur (without consuming a stage), and `overflowAt` answers that request
+ * with an overflow error (Pi then recovers; the stage it would have answered comes next).
+ */
+export function workloadSteps(stages: number, opts: WorkloadOptions = {}): FauxResponseStep[] {
+	const queue: AssistantMessage[] = workloadPlan(stages, opts).map((p) =>
+		fauxAssistantMessage([fauxText(p.note), ...p.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id }))], {
+			stopReason: "toolUse",
+		}),
+	);
+	queue.push(fauxAssistantMessage(fauxText(`Done: surveyed the package in ${stages} stages.`)));
+	const summary = summaryText(opts.summaryChars ?? 1600);
+	let workRequests = 0;
+	const step: FauxResponseStep = (context) => {
+		if (isSummaryRequest(context)) return fauxAssistantMessage(fauxText(summary));
+		const index = workRequests++;
+		if (index === opts.overflowAt) return overflowReply();
+		return queue.shift() ?? fauxAssistantMessage([], { stopReason: "error", errorMessage: "workload exhausted" });
+	};
+	// Spare steps for summary requests and the overflow retry.
+	return Array.from({ length: stages + 12 }, () => step);
+}

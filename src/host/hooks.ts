@@ -1,0 +1,181 @@
+// The Pi adapter: the only code that sees Pi's events. Each event becomes one call on the one
+// FoldRuntime of this extension instance. Every handler catches and is timed: a failure is
+// recorded as a problem (status shows it) and Pi's loop goes on as if pi-fold had done nothing.
+import { performance } from "node:perf_hooks";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CoreState } from "../core.ts";
+import { FENCE_STATUS_KEY, fenceMessage } from "../meter/fence.ts";
+import { FoldActions } from "../operations/actions.ts";
+import type { FoldHandle } from "../operations/view.ts";
+import { FoldRuntime } from "../runtime/runtime.ts";
+import { errorMessage, RECORD_TYPE, type RuntimeSettings } from "../vocabulary.ts";
+
+/** The runtime of the extension instance, created once the core has loaded. */
+export interface RuntimeHandle extends FoldHandle {
+	get(): FoldRuntime | undefined;
+}
+
+/**
+ * Pi says "Auto-compaction cancelled" each time pi-fold declines; the first time, the person learns
+ * why. Said as Pi's compaction ends, where the TUI's status line takes it in place of Pi's own words.
+ */
+export const CANCEL_EXPLAINED =
+	"Auto-compaction cancelled by pi-fold: it folds old messages instead and keeps every original (/fold-status)";
+
+/** The runtime, made on first use, and every handler's body run on it timed and caught. */
+class Guard {
+	readonly #core: () => CoreState;
+	readonly #settings: RuntimeSettings;
+	#runtime: FoldRuntime | undefined;
+	#failure: string | undefined;
+
+	constructor(core: () => CoreState, settings: RuntimeSettings) {
+		this.#core = core;
+		this.#settings = settings;
+	}
+
+	/** The runtime, once the core has loaded; undefined (and `failure` says why) when it cannot. */
+	runtime(): FoldRuntime | undefined {
+		if (this.#runtime || this.#failure) return this.#runtime;
+		const state = this.#core();
+		if (!state.ok) this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}`;
+		else this.#runtime = new FoldRuntime(state.core, this.#settings);
+		return this.#runtime;
+	}
+
+	/** The runtime if it was made already (never loads the core). */
+	get made(): FoldRuntime | undefined {
+		return this.#runtime;
+	}
+
+	get failure(): string | undefined {
+		return this.#failure;
+	}
+
+	/** Run a handler's body on the runtime, timed and caught; `request` marks the per-request boundary. */
+	run<T>(where: string, body: (rt: FoldRuntime) => T, request = false): T | undefined {
+		const rt = this.runtime();
+		if (!rt) return undefined;
+		const t0 = performance.now();
+		try {
+			return body(rt);
+		} catch (err) {
+			rt.problem(where, errorMessage(err));
+			return undefined;
+		} finally {
+			rt.addTime(performance.now() - t0, request);
+		}
+	}
+
+	/**
+	 * `run` for a body that waits (a commit's store writes): Pi awaits the returned promise, so the
+	 * time counted is until the body settles, and the result is returned only once it is durable.
+	 */
+	async runAsync<T>(where: string, body: (rt: FoldRuntime) => Promise<T>): Promise<T | undefined> {
+		const rt = this.runtime();
+		if (!rt) return undefined;
+		const t0 = performance.now();
+		try {
+			return await body(rt);
+		} catch (err) {
+			rt.problem(where, errorMessage(err));
+			return undefined;
+		} finally {
+			rt.addTime(performance.now() - t0, false);
+		}
+	}
+}
+
+/** A session opened, navigated or compacted by Pi: everything is rebuilt from the session. */
+function onSessions(pi: ExtensionAPI, guard: Guard): void {
+	const reopen = (where: string) => (_e: unknown, ctx: ExtensionContext) =>
+		void guard.run(where, (rt) => {
+			rt.open(ctx.sessionManager);
+			rt.budget(ctx.model);
+		});
+	pi.on("session_start", reopen("session_start"));
+	pi.on("session_tree", reopen("session_tree"));
+	// A compaction replaced the window (Pi did it, with the user's say-so): a new baseline.
+	pi.on("session_compact", reopen("session_compact"));
+	// /model or a model cycle: the next commit, the fence and status use the new model's budget.
+	// Pi awaits it: a fold this plans is durable before the switch returns.
+	pi.on("model_select", (e, ctx) => guard.runAsync("model_select", (rt) => rt.modelSelected(e.model, ctx)));
+}
+
+/** Each request about to go out: recorded (a bridge may show on it), then fenced. */
+function onRequests(pi: ExtensionAPI, guard: Guard): void {
+	pi.on("context", (e, ctx) => {
+		// Read-only, except a /fold planned while idle, shown on the request it was asked before.
+		const bridged = guard.run("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true);
+		return bridged ? { messages: bridged as typeof e.messages } : undefined;
+	});
+	pi.on("context_with_system", (e, ctx) => {
+		const stop = guard.run("context_with_system", (rt) => rt.observeRequest(e.messages, ctx));
+		if (!stop) return;
+		// The fence: abort before the stream function runs, and say why out of band only.
+		const message = fenceMessage(stop);
+		try {
+			ctx.abort();
+			ctx.ui.notify(message, "error");
+			const why = stop.orphans?.length
+				? `${stop.orphans.length} tool result(s) without their call`
+				: `~${stop.tokens} > ${stop.budget} tokens`;
+			ctx.ui.setStatus(FENCE_STATUS_KEY, `pi-fold: request stopped (${why})`);
+		} catch (err) {
+			guard.runtime()?.problem("fence", errorMessage(err));
+		}
+	});
+}
+
+/** The turn boundary, and Pi's compaction (declined, or answered by folding on an overflow). */
+function onBoundaries(pi: ExtensionAPI, guard: Guard): void {
+	pi.on("turn_end", async (e, ctx) => {
+		const mine = await guard.runAsync("turn_end", (rt) => rt.turnEnd(e, ctx));
+		// Handlers chain: keep what earlier extensions proposed.
+		return mine && mine.length > 0 ? { entries: [...e.entries, ...mine] } : undefined;
+	});
+	pi.on("session_before_compact", (e, ctx) => {
+		// An overflow plans a commit: answer (cancel Pi's compaction) only once its folds are durable.
+		if (e.reason === "overflow") return guard.runAsync("session_before_compact", (rt) => rt.overflow(e, ctx));
+		const reason = e.reason === "threshold" ? "threshold" : "manual";
+		return guard.run("session_before_compact", (rt) => rt.compactionRequested(reason));
+	});
+	let explained = false;
+	pi.on("session_compact_failed", (e, ctx) => {
+		const declined = guard.made?.compaction.thresholdCancelled;
+		if (explained || e.reason !== "threshold" || !e.aborted || !declined) return;
+		explained = true;
+		try {
+			ctx.ui.notify(CANCEL_EXPLAINED, "info");
+		} catch {
+			// No UI to tell: /fold-status says it too.
+		}
+	});
+	// Only an armed overflow recovery answers here (one batch, one continuation); its folds were made
+	// durable before session_before_compact answered, so nothing is left to wait for.
+	pi.on("agent_before_settle", (e, ctx) => {
+		const mine = guard.run("agent_before_settle", (rt) => rt.beforeSettle(e, ctx));
+		return mine ? { ...mine, entries: mine.entries ?? e.entries } : undefined;
+	});
+}
+
+export function registerRuntimeHooks(
+	pi: ExtensionAPI,
+	core: () => CoreState,
+	settings: RuntimeSettings,
+): RuntimeHandle {
+	const guard = new Guard(core, settings);
+	onSessions(pi, guard);
+	onRequests(pi, guard);
+	onBoundaries(pi, guard);
+	let actions: FoldActions | undefined;
+	return {
+		get: () => guard.runtime(),
+		reason: () => (guard.runtime() ? undefined : guard.failure),
+		actions: () => {
+			const rt = guard.runtime();
+			if (rt && !actions) actions = new FoldActions(rt, (op) => pi.appendEntry(RECORD_TYPE, op));
+			return actions;
+		},
+	};
+}

@@ -1,0 +1,167 @@
+// The arithmetic every pi_fold_context answer ends with: where the window stands against
+// the serving budget, what the next commit must free, and what the standing marks would free.
+// Estimates use the core's estimator on what each place of the window shows (raw message or brief),
+// scaled by the calibration ratio, so they are in the unit occupancy is measured in.
+import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
+import type { PiFoldCore } from "../../bindings/index.ts";
+import { briefForFold } from "../briefs/briefs.ts";
+import type { FoldId } from "../fold-types.ts";
+import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { ContextEntries } from "../session/context-entries.ts";
+import type { Thresholds } from "../vocabulary.ts";
+import { estimateMessages } from "./estimate.ts";
+
+/** Estimated (uncalibrated) tokens of each raw entry's message, cached: entries never change. */
+export class EntryTokens {
+	readonly #core: PiFoldCore;
+	readonly #cache = new WeakMap<SessionEntry, number>();
+
+	constructor(core: PiFoldCore) {
+		this.#core = core;
+	}
+
+	/** Tokens of the entries' messages as Pi shows them unedited. */
+	of(sources: readonly SessionEntry[]): number[] {
+		const missing = sources.filter((s) => !this.#cache.has(s));
+		if (missing.length > 0) {
+			const messages = missing.map((s) => sessionEntryToContextMessages(s)[0] ?? {});
+			const tokens = estimateMessages(this.#core, messages);
+			for (const [i, s] of missing.entries()) this.#cache.set(s, tokens[i]);
+		}
+		return sources.map((s) => this.#cache.get(s) ?? 0);
+	}
+
+	/** Tokens of a brief shown as an assistant text block. */
+	brief(text: string): number {
+		return estimateMessages(this.#core, [{ role: "assistant", content: [{ type: "text", text }] }])[0];
+	}
+}
+
+/** What each place of the window costs now, and suffix sums (tokens from a place to the end). */
+export interface WindowCosts {
+	/** Per context position: tokens it shows (a raw entry), or 0 (inside a collapsed fold). */
+	shownAt: number[];
+	/** Per visible collapsed fold: its brief's tokens. */
+	briefs: Map<FoldId, number>;
+	/** Tokens the window shows from position p to the end (raw entries and briefs). */
+	fromPosition: (p: number) => number;
+	total: number;
+}
+
+export function windowCosts(
+	lattice: Pick<FoldLattice, "window" | "get">,
+	context: Pick<ContextEntries, "entries" | "sources">,
+	tokens: EntryTokens,
+): WindowCosts {
+	const raw = tokens.of(context.sources);
+	const shownAt = new Array<number>(context.entries.length).fill(0);
+	const briefs = new Map<FoldId, number>();
+	const position = new Map(context.entries.map((e, p) => [e.id, p]));
+	for (const item of lattice.window()) {
+		if (item.type === "raw") {
+			const p = position.get(item.entryId);
+			if (p !== undefined) shownAt[p] = raw[p];
+			continue;
+		}
+		const f = lattice.get(item.id);
+		if (!f) continue;
+		const t = tokens.brief(f.brief);
+		briefs.set(f.id, t);
+		shownAt[f.start] += t;
+	}
+	const suffix = new Array<number>(shownAt.length + 1).fill(0);
+	for (let p = shownAt.length - 1; p >= 0; p--) suffix[p] = suffix[p + 1] + shownAt[p];
+	return {
+		shownAt,
+		briefs,
+		fromPosition: (p) => suffix[Math.max(0, Math.min(p, shownAt.length))],
+		total: suffix[0],
+	};
+}
+
+/** A pending mark's estimated effect at a commit. */
+export interface MarkEstimate {
+	id: FoldId;
+	/** Calibrated tokens the mark would free (what its span shows now minus its brief). */
+	freed: number;
+	/** Calibrated tokens of the window from the mark's first entry on: a commit re-sends them uncached. */
+	prefixRewritten: number;
+}
+
+/** The brief a pending mark would show: the agent's if supplied, else the deterministic one. */
+export function pendingBrief(lattice: FoldLattice, f: FoldView, context: ContextEntries): string {
+	if (f.provenance === "supplied" && f.brief !== "") return f.brief;
+	const byId = new Map(context.sources.slice(f.start, f.end).map((s) => [s.id, s]));
+	return briefForFold(lattice, f.id, byId) ?? "";
+}
+
+export function markEstimates(
+	lattice: FoldLattice,
+	context: ContextEntries,
+	tokens: EntryTokens,
+	ratio: number,
+	costs: WindowCosts = windowCosts(lattice, context, tokens),
+): MarkEstimate[] {
+	return lattice.pending().map((f) => {
+		let span = 0;
+		for (let p = f.start; p < f.end; p++) span += costs.shownAt[p];
+		const brief = tokens.brief(pendingBrief(lattice, f, context));
+		return {
+			id: f.id,
+			freed: Math.max(0, Math.floor((span - brief) * ratio)),
+			prefixRewritten: Math.ceil(costs.fromPosition(f.start) * ratio),
+		};
+	});
+}
+
+export interface Arithmetic {
+	budget: number;
+	/** Calibrated estimate of the next request. */
+	occupancy: number;
+	commitAt: number;
+	landAt: number;
+	/** Tokens the next commit must free: from now if it would fire now, else from where it fires. */
+	mustFree: number;
+	/** Tokens until the commit threshold (0 when already reached). */
+	untilCommit: number;
+	/** Tokens all pending marks would free together. */
+	marksFree: number;
+	pendingMarks: number;
+}
+
+export function arithmeticOf(
+	occupancy: number,
+	budget: number,
+	thresholds: Pick<Thresholds, "maxTarget" | "minTarget">,
+	marks: readonly MarkEstimate[],
+): Arithmetic {
+	const commitAt = Math.ceil(thresholds.maxTarget * budget);
+	const landAt = Math.floor(thresholds.minTarget * budget);
+	const from = Math.max(occupancy, commitAt);
+	return {
+		budget,
+		occupancy,
+		commitAt,
+		landAt,
+		mustFree: Math.max(0, from - landAt),
+		untilCommit: Math.max(0, commitAt - occupancy),
+		marksFree: marks.reduce((s, m) => s + m.freed, 0),
+		pendingMarks: marks.length,
+	};
+}
+
+const pct = (n: number, budget: number) => `${((100 * n) / Math.max(1, budget)).toFixed(1)}%`;
+
+/** The closing lines every answer carries. */
+export function arithmeticText(a: Arithmetic): string {
+	const now = `window: ~${a.occupancy} of ${a.budget} tokens (${pct(a.occupancy, a.budget)})`;
+	const commit =
+		a.untilCommit > 0
+			? `next commit at ${a.commitAt} (${pct(a.commitAt, a.budget)}, ~${a.untilCommit} tokens away); it must then free ~${a.mustFree} to land at ${a.landAt} (${pct(a.landAt, a.budget)})`
+			: `a commit is due at the next turn boundary: it must free ~${a.mustFree} to land at ${a.landAt} (${pct(a.landAt, a.budget)})`;
+	const marks =
+		a.pendingMarks === 0
+			? "standing marks: none"
+			: `standing marks: ${a.pendingMarks}, would free ~${a.marksFree} tokens${a.marksFree < a.mustFree ? " (less than a commit must free: more will be marked as work completes)" : ""}`;
+	return `-- ${now}; ${commit}; ${marks}.`;
+}

@@ -1,0 +1,177 @@
+// The serving budget: the one denominator of every share pi-fold reports, the size a commit aims
+// below, and the limit the fence and expand's refusal hold to.
+//
+// `providerInputBudget` when the user gives one. Otherwise the smaller of two limits of the model:
+// - the window minus an output reservation: the model's `maxTokens`, capped at OUTPUT_RESERVE_SHARE
+//   of the window. Why not Pi's compaction `reserveTokens` (Pi compacts when tokens > window -
+//   reserveTokens)? It is a setting of the compaction we replace, sized for a summary prompt and its
+//   answer (default 16384: it would leave nothing of a 16k window), not a property of the model. The
+//   provider needs room for the answer: pi-ai asks for `maxTokens` and only clamps it to the room
+//   left, so reserving it keeps a full-length answer possible. Some models declare a maxTokens that
+//   is a large part of the window (128k of 400k); the cap keeps most of the window for input, and the
+//   commit at maxTarget leaves further headroom below the budget.
+// - the first price tier: Pi's catalog carries `cost.tiers[]`, each billing a WHOLE request at its
+//   rates once the request's input (input + cache read + cache write, as pi-ai's calculateCost
+//   counts it) passes `inputTokensAbove`: 2x above 272,000 for gpt-5.x, 2x above 200,000 for
+//   gemini-2.5-pro on a 1M window, 5x above 100,000 for claude-haiku-5-5. A request of exactly
+//   `inputTokensAbove` is still billed at the base rates, so that is the budget. Output does not
+//   count toward a tier, so no reservation comes off it. A tier that charges no more than the base
+//   rates is no reason to stay below it and is ignored.
+// The model is read afresh each time it is asked for (ctx.model, which Pi swaps on /model), so a
+// model switch moves the budget from the next decision on.
+
+/** The output reservation never takes more than this share of the context window. */
+export const OUTPUT_RESERVE_SHARE = 0.25;
+
+/** Dollars per million tokens, as Pi's catalog gives them. */
+export interface PriceRates {
+	input?: number;
+	output?: number;
+	cacheRead?: number;
+	cacheWrite?: number;
+}
+
+/** One of a catalog model's `cost.tiers`: its rates price a whole request whose input passes `inputTokensAbove`. */
+export interface CostTier extends PriceRates {
+	inputTokensAbove: number;
+}
+
+/** What the budget reads of a model (Pi's `Model`: contextWindow, maxTokens, cost). */
+export interface ModelLimits {
+	contextWindow: number;
+	/** The model's output ceiling; 0 or absent means unknown. */
+	maxTokens?: number;
+	/** Pi's catalog cost; absent for a model that declares none. */
+	cost?: PriceRates & { tiers?: readonly CostTier[] };
+}
+
+/** The price tier a budget stays below: its threshold and how much more it charges (its input rate over the base's). */
+export interface PriceTierLimit {
+	above: number;
+	/** tier rate / base rate (input, else output); undefined when the base rate is 0 or unknown. */
+	multiplier?: number;
+}
+
+/** Which limit sets the budget. */
+export type BudgetLimit = "providerInputBudget" | "window" | "price tier";
+
+export type Budget =
+	| {
+			ok: true;
+			budget: number;
+			/** Tokens of the window kept for the answer (0 when providerInputBudget sets the budget). */
+			reserve: number;
+			source: "providerInputBudget" | "model";
+			limit: BudgetLimit;
+			/** The model's context window, when a model is known. */
+			window?: number;
+			/** The model's first price tier, when it has one (binding or not). */
+			tier?: PriceTierLimit;
+	  }
+	| { ok: false; reason: string };
+
+const isRate = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x) && x >= 0;
+const RATE_KEYS = ["input", "output", "cacheRead", "cacheWrite"] as const;
+
+/** The lowest tier of `cost` that charges more than its base rates, or undefined. */
+export function firstPriceTier(cost: ModelLimits["cost"]): PriceTierLimit | undefined {
+	if (typeof cost !== "object" || cost === null || !Array.isArray(cost.tiers)) return undefined;
+	let first: CostTier | undefined;
+	for (const tier of cost.tiers as readonly CostTier[]) {
+		if (typeof tier !== "object" || tier === null) continue;
+		const above = tier.inputTokensAbove;
+		if (!Number.isSafeInteger(above) || above < 1) continue;
+		const dearer = RATE_KEYS.some(
+			(k) => isRate(tier[k]) && (!isRate(cost[k]) || (tier[k] as number) > (cost[k] as number)),
+		);
+		if (dearer && (first === undefined || above < first.inputTokensAbove)) first = tier;
+	}
+	if (!first) return undefined;
+	const ratio = (k: "input" | "output") =>
+		isRate(cost[k]) && (cost[k] as number) > 0 && isRate(first[k])
+			? (first[k] as number) / (cost[k] as number)
+			: undefined;
+	const multiplier = ratio("input") ?? ratio("output");
+	return { above: first.inputTokensAbove, ...(multiplier === undefined ? {} : { multiplier }) };
+}
+
+/** The serving budget: the one denominator of every share pi-fold reports. */
+export function servingBudget(model: ModelLimits | undefined, providerInputBudget?: number): Budget {
+	const window = model?.contextWindow;
+	const knownWindow = Number.isSafeInteger(window) && (window as number) >= 1;
+	const tier = model ? firstPriceTier(model.cost) : undefined;
+	const modelFacts = { ...(knownWindow ? { window: window as number } : {}), ...(tier ? { tier } : {}) };
+	if (providerInputBudget !== undefined) {
+		if (!Number.isSafeInteger(providerInputBudget) || providerInputBudget < 1) {
+			return {
+				ok: false,
+				reason: `providerInputBudget must be a positive integer, got ${String(providerInputBudget)}`,
+			};
+		}
+		return {
+			ok: true,
+			budget: providerInputBudget,
+			reserve: 0,
+			source: "providerInputBudget",
+			limit: "providerInputBudget",
+			...modelFacts,
+		};
+	}
+	if (!model) return { ok: false, reason: "no model is selected and no providerInputBudget is given" };
+	if (!knownWindow) {
+		return { ok: false, reason: `the model's context window is not a positive integer (${String(window)})` };
+	}
+	const w = window as number;
+	const cap = Math.floor(w * OUTPUT_RESERVE_SHARE);
+	const declared = model.maxTokens;
+	const reserve = Number.isSafeInteger(declared) && (declared as number) > 0 ? Math.min(declared as number, cap) : cap;
+	const byWindow = w - reserve;
+	if (tier && tier.above < byWindow) {
+		return { ok: true, budget: tier.above, reserve, source: "model", limit: "price tier", ...modelFacts };
+	}
+	return { ok: true, budget: byWindow, reserve, source: "model", limit: "window", ...modelFacts };
+}
+
+type Served = Extract<Budget, { ok: true }>;
+
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** "2x", "1.5x", "5x"; undefined when the multiplier is unknown. */
+export function multiplierText(m: number | undefined): string | undefined {
+	return m === undefined ? undefined : `${Number(m.toFixed(2))}x`;
+}
+
+/** "price tier 2x above 272,000" (or without the multiplier when the base rate is unknown). */
+function tierText(t: PriceTierLimit, colon = false): string {
+	const m = multiplierText(t.multiplier);
+	return `price tier${colon ? ":" : ""} ${m ? `${m} ` : ""}above ${int(t.above)}`;
+}
+
+/**
+ * Why the budget is what it is, e.g. "price tier: 2x above 272,000; window 400,000" or "window
+ * 400,000 minus 4,096 reserved for output": which limit binds, and the others it was weighed against.
+ */
+export function budgetWhy(b: Served): string {
+	const win = b.window === undefined ? undefined : `window ${int(b.window)}`;
+	if (b.limit === "price tier" && b.tier) return [tierText(b.tier, true), win].filter(Boolean).join("; ");
+	if (b.limit === "window") {
+		const parts = [`${win} minus ${int(b.reserve)} reserved for output`];
+		if (b.tier) parts.push(`${tierText(b.tier)} not reached`);
+		return parts.join("; ");
+	}
+	const parts = ["providerInputBudget"];
+	if (b.tier) {
+		parts.push(
+			b.budget > b.tier.above
+				? `past the model's ${tierText(b.tier)}: larger requests cost ${multiplierText(b.tier.multiplier) ?? "more"}`
+				: `model's ${tierText(b.tier)}`,
+		);
+	}
+	if (win) parts.push(win);
+	return parts.join("; ");
+}
+
+/** "272,000 (price tier: 2x above 272,000; window 400,000)". */
+export function budgetText(b: Served): string {
+	return `${int(b.budget)} (${budgetWhy(b)})`;
+}

@@ -1,0 +1,93 @@
+// The runtime's state as status reports it: a plain copy, taken at once, that the agent's tool,
+// /fold-status and the benchmarks read. Nothing in it changes the runtime.
+import type { FenceStatus } from "../meter/fence.ts";
+import type { BudgetStatus } from "../meter/meter.ts";
+import type { Occupancy } from "../meter/occupancy.ts";
+import type { RewriteCounters } from "../meter/recorder.ts";
+import type { EvidenceStatus } from "../session/evidence.ts";
+import type { Open } from "../session/open-session.ts";
+import type { FoldId, Thresholds } from "../vocabulary.ts";
+
+export type { BudgetStatus };
+
+/** One commit, as status and tests see it. */
+export interface CommitLog {
+	/** What fired it: the occupancy at a turn boundary, a person's /fold, or a provider's context-overflow error. */
+	reason: "threshold" | "overflow" | "fold";
+	turn: number;
+	committed: FoldId[];
+	consolidated: FoldId[];
+	/** Calibrated estimate of the next request before and after, and the budget. */
+	before: number;
+	after: number;
+	budget: number;
+	met: boolean;
+	/** Context-edit drafts in the batch. */
+	edits: number;
+	/** Chosen folds left out because they could not be stored. */
+	skipped: FoldId[];
+}
+
+/** What happened to Pi's compaction requests. */
+export interface CompactionCounters {
+	thresholdCancelled: number;
+	manualPassed: number;
+	overflowSeen: number;
+	/** Overflows answered by a commit and one continuation. */
+	overflowRecovered: number;
+	/** Overflows left to Pi's own recovery (see overflowPassedOn). */
+	overflowPassed: number;
+}
+
+export interface RuntimeStatus {
+	open: boolean;
+	/** The serving budget last asked for (the model then), which limit set it and why; null before any. */
+	budget: BudgetStatus | { ok: false; reason: string } | null;
+	occupancy: Occupancy | null;
+	thresholds: Thresholds;
+	pendingMarks: { id: FoldId; kind: string; from: string; to: string; provenance: string }[];
+	roots: { id: FoldId; kind: string; brief: string }[];
+	folds: number;
+	/** Folds whose bytes are known damaged, and marks a commit could not store: each with why. */
+	damaged: { id: FoldId; reason: string }[];
+	unstorable: { id: FoldId; reason: string }[];
+	commits: CommitLog[];
+	rewrites: RewriteCounters;
+	alignmentFailures: number;
+	compaction: CompactionCounters;
+	/** Why overflows were left to Pi's own recovery (newest last). */
+	overflowPassedOn: string[];
+	fence: FenceStatus;
+	/** Evidence files of this session: written, skipped over the cap, problems. */
+	evidence: EvidenceStatus | null;
+	problems: string[];
+	/** Requests timed so far, and the handler time of the newest of them. */
+	timing: { requests: number; handlerMs: number[] };
+}
+
+/** The open session's part of status: its marks, its visible roots, its folds, what is known wrong. */
+export function sessionStatus(
+	open: Readonly<Open> | undefined,
+): Pick<RuntimeStatus, "open" | "pendingMarks" | "roots" | "folds" | "damaged" | "unstorable"> {
+	const folds = open?.lattice.folds() ?? [];
+	const entries = open?.lattice.entries ?? [];
+	return {
+		open: open !== undefined,
+		pendingMarks: folds
+			.filter((f) => f.state === "pending")
+			.map((f) => ({
+				id: f.id,
+				kind: f.kind,
+				from: entries[f.start].id,
+				to: entries[f.end - 1].id,
+				provenance: f.provenance,
+			})),
+		roots: (open?.lattice.visibleRoots() ?? []).map((id) => {
+			const f = open?.lattice.get(id);
+			return { id, kind: f?.kind ?? "", brief: f?.brief ?? "" };
+		}),
+		folds: folds.length,
+		damaged: [...(open?.damaged ?? [])].map(([id, reason]) => ({ id, reason })),
+		unstorable: [...(open?.unstorable ?? [])].map(([id, reason]) => ({ id, reason })),
+	};
+}

@@ -1,0 +1,97 @@
+// Which pending marks a commit folds: what each would free (the tokens its span shows now minus
+// its brief's, in the calibrated unit of the need), then the core's stalest-first selection until
+// the need is met. A person's /fold takes every mark asked for; a peek's own result goes whatever
+// it frees.
+import type { ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
+import { MARK_ELIGIBLE, type PiFoldCore } from "../../bindings/index.ts";
+import { briefForFold } from "../briefs/briefs.ts";
+import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import { estimateMessages } from "../meter/estimate.ts";
+import type { ContextEntries } from "../session/context-entries.ts";
+import type { FoldId } from "../vocabulary.ts";
+
+export interface SelectInput {
+	core: PiFoldCore;
+	lattice: FoldLattice;
+	context: ContextEntries;
+	/** The boundary's projection (Pi's preview of the next request): what each span shows now. */
+	projection: readonly ProjectedSessionEntry[];
+	entriesById: ReadonlyMap<string, SessionEntry>;
+	/** Calibrated tokens the commit must free, and the calibration ratio real/estimated. */
+	need: number;
+	ratio: number;
+	/** A person's /fold: every pending mark (or every one in `only`), whatever `need` is. */
+	all?: boolean;
+	only?: ReadonlySet<FoldId>;
+	/** Marks an earlier commit could not store: never chosen on the runtime's own initiative. */
+	unstorable?: { has(id: FoldId): boolean };
+}
+
+export interface Selection {
+	/** The pending marks considered, and the brief each would show (in the same order). */
+	pending: FoldView[];
+	briefs: string[];
+	/** Indices into `pending` of the marks to fold. */
+	chosen: number[];
+	/** Calibrated tokens the selection expects to free, and whether that meets the need. */
+	freed: number;
+	met: boolean;
+}
+
+/** Estimated tokens each context entry contributes to the projection now (0 when omitted). */
+function projectedTokens(core: PiFoldCore, projection: readonly ProjectedSessionEntry[]): Map<string, number> {
+	const messages = projection.flatMap((pe) => pe.messages);
+	const tokens = estimateMessages(core, messages);
+	const out = new Map<string, number>();
+	let i = 0;
+	for (const pe of projection) {
+		let sum = 0;
+		for (let k = 0; k < pe.messages.length; k++) sum += tokens[i++];
+		out.set(pe.sourceEntry.id, sum);
+	}
+	return out;
+}
+
+/** The marks to fold; throws with the reason when there is nothing to fold. */
+export function selectMarks(input: SelectInput): Selection {
+	const { core, context, need, ratio } = input;
+	const pending = input.lattice.pending().filter((f) => !input.only || input.only.has(f.id));
+	if (pending.length === 0)
+		throw new Error(input.only ? "none of the named marks is pending" : "no pending marks to commit");
+	const shown = projectedTokens(core, input.projection);
+	const briefs = pending.map((f) =>
+		f.provenance === "supplied" && f.brief !== ""
+			? f.brief
+			: (briefForFold(input.lattice, f.id, input.entriesById) ?? ""),
+	);
+	const briefTokens = estimateMessages(
+		core,
+		briefs.map((text) => ({ role: "assistant", content: [{ type: "text", text }] })),
+	);
+	const freedOf = pending.map((f, i) => {
+		let span = 0;
+		for (let p = f.start; p < f.end; p++) span += shown.get(context.entries[p].id) ?? 0;
+		return Math.max(0, Math.floor((span - briefTokens[i]) * ratio));
+	});
+	// A mark an earlier commit could not store is left to a person's /fold, or to a reopen.
+	const unstorable = input.all ? undefined : input.unstorable;
+	const selection = core.selectCommit(
+		{
+			position: pending.map((f) => f.start),
+			tokensFreed: freedOf,
+			flags: pending.map((f) => (unstorable?.has(f.id) ? 0 : MARK_ELIGIBLE)),
+		},
+		need,
+	);
+	// A peek's own result was marked to go at the next commit, whatever it frees.
+	const chosen = input.all
+		? pending.map((_, i) => i)
+		: [
+				...new Set([
+					...selection.chosen,
+					...pending.flatMap((f, i) => (f.kind === "peek" && !unstorable?.has(f.id) ? [i] : [])),
+				]),
+			];
+	if (chosen.length === 0) throw new Error(`no mark frees anything (need ${need} tokens)`);
+	return { pending, briefs, chosen, freed: selection.freed, met: selection.met };
+}

@@ -1,0 +1,171 @@
+// What a turn boundary appends before any commit, in this order: the window repair if one is due
+// (armed when the session opened; a request may have shown it already), the staged window edits (expand, refold), what peeks
+// asked for their own results, and the frontier's new marks over what the model has seen. Also
+// here: oversized tool results of the turn become read-only evidence files.
+import type {
+	ContextEditEntryDraft,
+	ProjectedSessionEntry,
+	SessionBoundaryDraft,
+	TurnEndEvent,
+} from "@earendil-works/pi-coding-agent";
+import type { PiFoldCore } from "../../bindings/index.ts";
+import { projectionWith } from "../edits/drafts.ts";
+import type { FoldBridge } from "../edits/fold-bridge.ts";
+import { editedTargets, windowRepair } from "../edits/reconcile.ts";
+import type { FoldLattice } from "../lattice/index.ts";
+import { windowCosts } from "../meter/arithmetic.ts";
+import type { Meter } from "../meter/meter.ts";
+import type { RewriteRecorder } from "../meter/recorder.ts";
+import { FrontierPass } from "../policy/frontier-pass.ts";
+import { peekFollowUps, stagedBatch } from "../policy/staging.ts";
+import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "../session/evidence.ts";
+import { recordDraft } from "../session/journal.ts";
+import type { Open, SessionView } from "../session/open-session.ts";
+import { type LeafPrewriter, leavesOf } from "../session/prewrite.ts";
+import type { Staged } from "../session/staged.ts";
+import type { FoldKind, RuntimeSettings } from "../vocabulary.ts";
+
+export interface BoundaryDeps {
+	core: PiFoldCore;
+	settings: RuntimeSettings;
+	meter: Meter;
+	recorder: RewriteRecorder;
+	staged: Staged;
+	repair: FoldBridge;
+	prewriter: LeafPrewriter;
+	/** Entries withdrawn from folding (the frontier leaves them alone). */
+	withdrawn(): ReadonlySet<string>;
+	problem(where: string, reason: string): void;
+	/** Put a copy of the open lattice in its place (changes that leave the window as it is). */
+	replaceLattice(next: FoldLattice): void;
+	/** Window tokens this boundary's own edits add, which its measurement (taken before them) misses. */
+	unmeasured(lattice: FoldLattice, tokens: number): void;
+}
+
+export interface BoundaryEdits {
+	/** Everything in order: repair, staged edits, peek follow-ups, new marks. */
+	drafts: SessionBoundaryDraft[];
+	/** The boundary's projection as the repair leaves it: what a commit plans over. */
+	projection: readonly ProjectedSessionEntry[];
+	/** The repair's edits, and whether a request already showed them. */
+	repair: { drafts: ContextEditEntryDraft[]; shown: boolean };
+	/** Whether staged edits rewrite this boundary's request (a commit then waits for the next). */
+	edited: boolean;
+}
+
+export class Boundary {
+	readonly #deps: BoundaryDeps;
+	readonly #frontier = new FrontierPass();
+	#evidence: EvidenceWriter | undefined;
+
+	constructor(deps: BoundaryDeps) {
+		this.#deps = deps;
+	}
+
+	/**
+	 * On every open: compare the window Pi projects with the one the folds describe; a difference
+	 * (a commit batch cut short by a crash, or /tree into one) is armed as a repair, shown on the
+	 * next request and appended at the next boundary.
+	 */
+	armRepair(open: Open, sm: SessionView): void {
+		const { repair, problem } = this.#deps;
+		repair.take();
+		const found = windowRepair(
+			open.lattice,
+			open.context.sources,
+			sm.buildSessionProjection().entries,
+			editedTargets(open.raw),
+		);
+		if (found.drafts.length === 0) return;
+		problem(
+			"open",
+			`${found.drafts.length} entries of the window differ from the committed folds (a commit cut short, or /tree into one); repaired at the next turn boundary`,
+		);
+		for (const r of found.reasons.slice(0, 10)) problem("open", r);
+		repair.arm(found.drafts);
+	}
+
+	/** The edits before any commit. `marks` false: no new marks now (a shown /fold commits as it was planned). */
+	edits(open: Open, e: TurnEndEvent, marks: boolean): BoundaryEdits {
+		// A window repair comes first; what follows is planned over the window it makes.
+		const repair = this.#repairDrafts(open, e.context.contextEntries);
+		const projection =
+			repair.drafts.length > 0 ? projectionWith(repair.drafts, e.context.contextEntries) : e.context.contextEntries;
+		const staged = this.#stagedEdits(open, projection);
+		const drafts = [
+			...repair.drafts,
+			...staged,
+			...this.#peekFollowUps(open, e.messageEntryId),
+			...(marks ? this.#markFrontier(open, e.messageEntryId) : []),
+		];
+		return { drafts, projection, repair, edited: staged.length > 0 };
+	}
+
+	/**
+	 * The window repair found at open, as edits over this boundary's projection (computed again:
+	 * entries may have come since). Shown already if a request went out since; else announced.
+	 */
+	#repairDrafts(open: Open, projection: readonly ProjectedSessionEntry[]): BoundaryEdits["repair"] {
+		const armed = this.#deps.repair.take();
+		if (!armed) return { drafts: [], shown: false };
+		const repair = windowRepair(open.lattice, open.context.sources, projection, editedTargets(open.raw));
+		if (repair.drafts.length > 0 && !armed.shown) this.#deps.recorder.announce("repair");
+		return { drafts: repair.drafts, shown: armed.shown };
+	}
+
+	/** The staged window edits as one batch over the boundary's projection (applied to the lattice now). */
+	#stagedEdits(open: Open, projection: readonly ProjectedSessionEntry[]): SessionBoundaryDraft[] {
+		const deps = this.#deps;
+		const batch = stagedBatch(open.lattice, open.context, projection, deps.staged.takeEdits());
+		if (!batch) return [];
+		for (const p of batch.problems) deps.problem("staged edits", p);
+		if (batch.ops.length === 0) return [];
+		const costs = (l: FoldLattice) => windowCosts(l, open.context, deps.meter.entryTokens).total;
+		deps.unmeasured(batch.lattice, costs(batch.lattice) - costs(open.lattice));
+		open.lattice = batch.lattice;
+		deps.recorder.announce("expand");
+		return [...batch.drafts, ...batch.ops.map(recordDraft)];
+	}
+
+	/** Peeks the model has now seen: their batch is marked for the next commit, or pinned. */
+	#peekFollowUps(open: Open, messageEntryId: string): SessionBoundaryDraft[] {
+		const { staged } = this.#deps;
+		if (staged.peeks.length === 0) return [];
+		const done = peekFollowUps(open.lattice, open.context, staged.peeks, messageEntryId);
+		for (const p of done.problems) this.#deps.problem("peek", p);
+		if (done.lattice !== open.lattice) this.#deps.replaceLattice(done.lattice);
+		staged.keepPeeks(done.waiting);
+		return done.ops.map(recordDraft);
+	}
+
+	/** Frontier pass over what the model has seen: its marks, their leaves prewritten in the background. */
+	#markFrontier(open: Open, messageEntryId: string): SessionBoundaryDraft[] {
+		const deps = this.#deps;
+		const requests = this.#frontier.propose(open, messageEntryId, deps.settings, deps.withdrawn());
+		if (requests.length === 0) return [];
+		const lattice = open.lattice;
+		const marked = lattice.markMany(requests);
+		if (!marked.ok) {
+			deps.problem("frontier", marked.reason);
+			return [];
+		}
+		deps.prewriter.start(open.store, leavesOf(lattice, open.context, marked.ids, open.records));
+		return marked.ids.map((id, i) => {
+			const { kind, from, to } = requests[i];
+			return recordDraft({ v: 1, op: "mark", id, kind: kind as FoldKind, from, to });
+		});
+	}
+
+	/** Oversized tool results also become read-only evidence files (the writer never throws). */
+	ingestEvidence(results: TurnEndEvent["toolResults"], sm: SessionView): void {
+		if (results.length === 0) return;
+		const dir = evidenceDirFor({ sessionFile: sm.getSessionFile(), sessionId: sm.getSessionId() });
+		if (!this.#evidence || this.#evidence.dir !== dir)
+			this.#evidence = new EvidenceWriter({ dir, core: this.#deps.core });
+		for (const r of results) this.#evidence.write(r.toolCallId, r.toolName, toolResultText(r));
+	}
+
+	get evidence(): EvidenceStatus | null {
+		return this.#evidence?.status() ?? null;
+	}
+}

@@ -1,0 +1,165 @@
+// How pi-fold answers Pi's compaction. Folding replaces Pi's threshold compaction (cancelled each
+// time Pi asks); a manual /compact is the person's and passes. A provider refusing a request as
+// too long is an overflow: Pi omits the failed attempt and asks to compact (reason "overflow");
+// pi-fold cancels, plans a commit there, and hands the batch to the `agent_before_settle` that
+// follows together with one `{ continue: true }`, so the retried request is the folded window.
+// One continuation at a time: while one is outstanding (given, with no successful answer since) a
+// new overflow goes to Pi's own recovery, which would otherwise loop on a window folding cannot
+// shrink enough.
+import type {
+	AgentBeforeSettleEvent,
+	BoundaryResult,
+	ExtensionContext,
+	SessionBeforeCompactEvent,
+	SessionBeforeCompactResult,
+} from "@earendil-works/pi-coding-agent";
+import { lastOverflowReport, overflowNoticeDraft } from "../edits/overflow-notice.ts";
+import type { Meter } from "../meter/meter.ts";
+import { occupancyOf } from "../meter/occupancy.ts";
+import type { CompactionCounters } from "../operations/status.ts";
+import type { Open, SessionView } from "../session/open-session.ts";
+import type { RuntimeSettings } from "../vocabulary.ts";
+import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
+
+/** Problems-like lists kept for status (the newest). */
+const MAX_KEPT = 50;
+
+/** A recovery planned at session_before_compact, to be appended at the next agent_before_settle. */
+interface Recovery {
+	batch: CommitBatch;
+	/** The session leaf it was planned at: anything appended since makes it stale. */
+	leafId: string | null;
+}
+
+/** What the runtime lends the overflow recovery. */
+export interface CompactionDeps {
+	meter: Meter;
+	settings: RuntimeSettings;
+	sync(sm: SessionView): Open | undefined;
+	current(): Open | undefined;
+	commitDeps(): CommitDeps;
+	/** Swap a commit in (announced as a rewrite). */
+	apply(open: Open, batch: CommitBatch): void;
+	problem(where: string, reason: string): void;
+}
+
+export class Compaction {
+	readonly #deps: CompactionDeps;
+	readonly #counters: CompactionCounters = {
+		thresholdCancelled: 0,
+		manualPassed: 0,
+		overflowSeen: 0,
+		overflowRecovered: 0,
+		overflowPassed: 0,
+	};
+	readonly #passedOn: string[] = [];
+	#armed: Recovery | undefined;
+	#outstanding = false;
+	#continuations = 0;
+
+	constructor(deps: CompactionDeps) {
+		this.#deps = deps;
+	}
+
+	/** session_before_compact for the threshold or a manual /compact: the first is declined, the second is the person's. */
+	requested(reason: "threshold" | "manual"): SessionBeforeCompactResult | undefined {
+		if (reason === "manual") {
+			this.#counters.manualPassed++;
+			return undefined;
+		}
+		// Folding is authoritative; Pi asks again after every turn, so this stays O(1).
+		this.#counters.thresholdCancelled++;
+		return { cancel: true };
+	}
+
+	/**
+	 * session_before_compact with reason "overflow": plan a commit sized from the failed request and
+	 * cancel Pi's compaction, or return undefined (Pi's own recovery runs) saying why in status.
+	 */
+	async overflow(e: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
+		const deps = this.#deps;
+		this.#counters.overflowSeen++;
+		if (!e.willRetry) return this.#passOn("the response completed (no retry to fold for)");
+		if (this.#armed !== undefined || this.#outstanding)
+			return this.#passOn("the retry after pi-fold's own recovery overflowed again");
+		const open = deps.sync(ctx.sessionManager);
+		if (!open) return this.#passOn("the lattice is not open");
+		const budget = deps.meter.budget(ctx.model);
+		if (!budget.ok) return this.#passOn(`no serving budget: ${budget.reason}`);
+		const report = lastOverflowReport(e.branchEntries);
+		// The provider's limit, if it said one and it is tighter than ours, is the one that holds.
+		const cap = report.maximum !== undefined ? Math.min(budget.budget, report.maximum) : budget.budget;
+		const projection = ctx.sessionManager.buildSessionProjection();
+		const estimated = deps.meter.occupancy(projection.messages, ctx.model, cap).tokens;
+		// The provider counted the request it refused: trust it over the estimate when it is larger.
+		const occupancy = occupancyOf(Math.max(estimated, report.tokens ?? 0), cap);
+		const need = Math.max(1, Math.ceil(occupancy.tokens - Math.floor(deps.settings.thresholds.minTarget * cap)));
+		const request = { projection: projection.entries, need, model: ctx.model, reason: "overflow" } as const;
+		const commit = deps.commitDeps();
+		const planned = await planBatch(commit, open, request);
+		if (!planned.ok) {
+			deps.problem(commitWhere("overflow", commit.turn), planned.reason);
+			return this.#passOn("nothing could be folded (see problems)");
+		}
+		const batch = commitBatch(deps.commitDeps(), open, planned, { ...request, occupancy, pending: [] });
+		const folds = batch.log.committed.length + batch.log.consolidated.length;
+		batch.drafts.push(overflowNoticeDraft({ report, folds, after: batch.log.after, budget: cap }));
+		this.#armed = { batch, leafId: ctx.sessionManager.getLeafId() };
+		return { cancel: true };
+	}
+
+	/** agent_before_settle: append an armed overflow recovery and ask for its one continuation. */
+	beforeSettle(e: AgentBeforeSettleEvent, ctx: ExtensionContext): BoundaryResult | undefined {
+		const recovery = this.#take();
+		if (!recovery) return undefined;
+		// Planned against the session as it was at session_before_compact: anything appended since
+		// could make the drafts stale, so drop them rather than guess.
+		const open = this.#deps.current();
+		if (!open || ctx.sessionManager.getLeafId() !== recovery.leafId || open.lattice !== recovery.batch.base) {
+			this.#deps.problem("overflow", "the session moved between the overflow and the settle: recovery dropped");
+			return undefined;
+		}
+		if (e.outcome !== "error") this.#deps.problem("overflow", `settling with outcome ${String(e.outcome)}, not error`);
+		this.#deps.apply(open, recovery.batch);
+		this.#counters.overflowRecovered++;
+		return { entries: [...e.entries, ...recovery.batch.drafts], continue: true };
+	}
+
+	/** An overflow left to Pi's own recovery, and why (kept for status). */
+	#passOn(why: string): undefined {
+		this.#counters.overflowPassed++;
+		this.#passedOn.push(why);
+		if (this.#passedOn.length > MAX_KEPT) this.#passedOn.shift();
+		return undefined;
+	}
+
+	/** The armed recovery, once; from then on a continuation is outstanding. */
+	#take(): Recovery | undefined {
+		const armed = this.#armed;
+		this.#armed = undefined;
+		if (armed) {
+			this.#outstanding = true;
+			this.#continuations++;
+		}
+		return armed;
+	}
+
+	/** A request was answered normally: the recovery worked, a later overflow may be recovered again. */
+	answered(): void {
+		this.#outstanding = false;
+	}
+
+	/** Continuations given so far. */
+	get continuations(): number {
+		return this.#continuations;
+	}
+
+	get counters(): CompactionCounters {
+		return { ...this.#counters };
+	}
+
+	/** Why overflows were left to Pi's own recovery (newest last). */
+	get passedOn(): string[] {
+		return [...this.#passedOn];
+	}
+}

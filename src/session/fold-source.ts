@@ -1,0 +1,228 @@
+// What `peek` and search read: one fold's exact source, verified, and its readable text view.
+// A committed or expanded fold is read from the store alone (verifyFold: every record and leaf
+// object checked against its SHA-256), which is the lossless promise itself; a pending mark is
+// not in the window yet and its leaves may not be written, so it is read from the session's own
+// entries, each re-hashed by the core and compared with the leaf hash the lattice holds.
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
+import type { FoldId } from "../fold-types.ts";
+import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { FoldStore } from "../store/index.ts";
+import { asRecord, errorMessage, type Outcome } from "../vocabulary.ts";
+import type { ContextEntries } from "./context-entries.ts";
+import type { RecordIndex } from "./persist.ts";
+
+export interface SourceLeaf {
+	entryId: string;
+	/** The entry's exact canonical JSON (one session-file line). */
+	text: string;
+	/** The innermost fold under `id` holding this leaf, or the fold itself. */
+	fold: FoldId;
+}
+
+export interface FoldSource {
+	fold: FoldView;
+	leaves: SourceLeaf[];
+	/** Where the bytes came from, both verified by SHA-256. */
+	verifiedBy: "store" | "session";
+	bytes: number;
+}
+
+interface SourceInput {
+	lattice: FoldLattice;
+	context: ContextEntries;
+	store: FoldStore;
+	records: RecordIndex;
+	core: PiFoldCore;
+	/** Recorded id -> lattice id, for folds whose entries changed in the session file since. */
+	aliases?: ReadonlyMap<FoldId, FoldId>;
+}
+
+/** The id a fold was recorded (and stored) under: its own, unless its entries changed since. */
+function recordedIdOf(aliases: ReadonlyMap<FoldId, FoldId> | undefined, id: FoldId): FoldId | undefined {
+	if (aliases) for (const [recorded, now] of aliases) if (now === id) return recorded;
+	return undefined;
+}
+
+export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source: FoldSource }> {
+	const { lattice, context, store, records, core } = input;
+	const fold = lattice.get(id);
+	if (!fold) return { ok: false, reason: `unknown fold ${id}` };
+	const record = records.get(id);
+	try {
+		if (fold.state !== "pending" && record !== undefined) {
+			// A fold whose entries changed in the session since is served from the store as recorded.
+			const recorded = recordedIdOf(input.aliases, id);
+			const verified = store.verifyFold(record, recorded ? { id: recorded } : { id, identity: fold.identity });
+			const decoder = new TextDecoder("utf-8", { fatal: true });
+			const leaves = verified.leaves.map((l) => ({ entryId: l.entryId, text: decoder.decode(l.bytes), fold: l.fold }));
+			return { ok: true, source: { fold, leaves, verifiedBy: "store", bytes: sumBytes(verified.leaves) } };
+		}
+		const leafList = lattice.leavesOf(id) ?? [];
+		const texts = leafList.map((l, i) => {
+			const p = fold.start + i;
+			if (context.entries[p]?.id !== l.entryId) throw new Error(`leaf ${l.entryId} is not at its place in the context`);
+			return context.texts[p];
+		});
+		const digests = core.hashSpans(texts);
+		leafList.forEach((l, i) => {
+			const actual = toHex(digests, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+			if (actual !== l.hash) {
+				throw new Error(
+					`fold ${id}, entry ${l.entryId}: the session's bytes hash to ${actual}, the fold holds ${l.hash}`,
+				);
+			}
+		});
+		const owner = innermostOwners(lattice, fold);
+		const leaves = leafList.map((l, i) => ({ entryId: l.entryId, text: texts[i], fold: owner[i] }));
+		const bytes = texts.reduce((s, t) => s + new TextEncoder().encode(t).length, 0);
+		return { ok: true, source: { fold, leaves, verifiedBy: "session", bytes } };
+	} catch (err) {
+		return {
+			ok: false,
+			reason: `fold ${id} could not be read back: ${errorMessage(err)}`,
+		};
+	}
+}
+
+function sumBytes(leaves: readonly { bytes: Uint8Array }[]): number {
+	return leaves.reduce((s, l) => s + l.bytes.length, 0);
+}
+
+/** For each leaf position of `fold`, the innermost fold (at or under it) that holds it. */
+export function innermostOwners(lattice: FoldLattice, fold: FoldView): FoldId[] {
+	const out = new Array<FoldId>(fold.end - fold.start).fill(fold.id);
+	const walk = (f: FoldView) => {
+		for (const c of f.children) {
+			if (c.type !== "fold") continue;
+			const sub = lattice.get(c.id);
+			if (!sub) continue;
+			for (let p = sub.start; p < sub.end; p++) out[p - fold.start] = sub.id;
+			walk(sub);
+		}
+	};
+	walk(fold);
+	return out;
+}
+
+type Loose = Record<string, unknown>;
+
+/** Text and tool calls of a content field; thinking blocks and provider metadata are left out. */
+function contentLines(content: unknown): string[] {
+	if (typeof content === "string") return [content];
+	if (!Array.isArray(content)) return [];
+	const out: string[] = [];
+	for (const raw of content) {
+		const b = asRecord(raw);
+		if (!b) continue;
+		if (b.type === "text" && typeof b.text === "string") out.push(b.text);
+		else if (b.type === "toolCall")
+			out.push(`-> call ${String(b.name)} ${JSON.stringify(b.arguments ?? {})} [${String(b.id)}]`);
+		else if (b.type === "image") out.push("[image]");
+	}
+	return out;
+}
+
+/** One entry as readable text: a header naming entry and role, then its text. */
+export function entryText(canonical: string): string {
+	let entry: SessionEntry;
+	try {
+		entry = JSON.parse(canonical) as SessionEntry;
+	} catch {
+		return canonical;
+	}
+	const e = entry as unknown as Loose;
+	const message = asRecord(e.message);
+	if (entry.type === "message" && message) {
+		const role = String(message.role);
+		const tool = role === "toolResult" ? ` ${String(message.toolName)} [${String(message.toolCallId)}]` : "";
+		const error = message.isError === true ? " (error)" : "";
+		return [`## entry ${entry.id} · ${role}${tool}${error}`, ...contentLines(message.content)].join("\n");
+	}
+	if (entry.type === "custom_message") {
+		return [`## entry ${entry.id} · custom ${String(e.customType)}`, ...contentLines(e.content)].join("\n");
+	}
+	return [`## entry ${entry.id} · ${entry.type}`, JSON.stringify(e)].join("\n");
+}
+
+/** One part of a fold's text view: a leaf (by its index among the fold's leaves) or a marker line. */
+export type ViewPart = { leaf: number } | { marker: string };
+
+/** Parts are joined by a blank line. */
+export const VIEW_SEPARATOR = "\n\n";
+
+/**
+ * The layout of a fold's text view: its leaves in order (each owned by `owners[i]`, the innermost
+ * fold holding it), with a line where each nested fold begins and ends. Peek shows exactly this;
+ * search computes byte offsets into it.
+ */
+export function viewLayout(root: FoldId, owners: readonly FoldId[], lattice: FoldLattice): ViewPart[] {
+	const parts: ViewPart[] = [];
+	let current = root;
+	owners.forEach((owner, i) => {
+		if (owner !== current) {
+			if (current !== root) parts.push({ marker: `## end of nested fold ${current}` });
+			if (owner !== root) {
+				const sub = lattice.get(owner);
+				parts.push({
+					marker: `## nested fold ${owner} (${sub?.kind ?? "fold"}, ${sub?.state ?? "?"}; peek it alone by its id)`,
+				});
+			}
+			current = owner;
+		}
+		parts.push({ leaf: i });
+	});
+	if (current !== root) parts.push({ marker: `## end of nested fold ${current}` });
+	return parts;
+}
+
+/** A fold's text view with its parts: each part's text and where it starts (UTF-8 bytes). */
+export interface SourceView {
+	text: string;
+	parts: ViewPart[];
+	partTexts: string[];
+	offsets: number[];
+}
+
+export function sourceView(source: FoldSource, lattice: FoldLattice): SourceView {
+	const owners = source.leaves.map((l) => l.fold);
+	const parts = viewLayout(source.fold.id, owners, lattice);
+	const partTexts = parts.map((p) => ("marker" in p ? p.marker : entryText(source.leaves[p.leaf].text)));
+	const encoder = new TextEncoder();
+	const offsets = partOffsets(parts, (_p, i) => encoder.encode(partTexts[i]).length);
+	return { text: partTexts.join(VIEW_SEPARATOR), parts, partTexts, offsets };
+}
+
+/** Where each part of a fold's text view starts, in UTF-8 bytes, given each part's length. */
+export function partOffsets(parts: readonly ViewPart[], bytesOf: (part: ViewPart, i: number) => number): number[] {
+	const sep = new TextEncoder().encode(VIEW_SEPARATOR).length;
+	const out: number[] = [];
+	let at = 0;
+	parts.forEach((p, i) => {
+		if (i > 0) at += sep;
+		out.push(at);
+		at += bytesOf(p, i);
+	});
+	return out;
+}
+
+export interface Slice {
+	text: string;
+	/** UTF-8 byte offsets of the slice in the whole text view, and the view's length. */
+	start: number;
+	end: number;
+	total: number;
+}
+
+/** A UTF-8 byte slice of `text`, moved back to character boundaries so no character is cut. */
+export function sliceUtf8(text: string, offset: number, bytes: number): Slice {
+	const all = new TextEncoder().encode(text);
+	const boundary = (i: number) => {
+		let k = Math.max(0, Math.min(i, all.length));
+		while (k > 0 && k < all.length && (all[k] & 0xc0) === 0x80) k--;
+		return k;
+	};
+	const start = boundary(offset);
+	const end = boundary(start + bytes);
+	return { text: new TextDecoder().decode(all.subarray(start, end)), start, end, total: all.length };
+}

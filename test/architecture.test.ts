@@ -1,0 +1,115 @@
+// The import graph keeps the layers of docs/ARCHITECTURE.md: data flows from Pi's events (host/)
+// through the coordinator (runtime/) down to the layers below it, never back up; the agent's tool,
+// the commands and the UI see the runtime only through operations/; the bindings stand alone; and
+// what tests, benchmarks and the demo share lives in harness/, so bench/ and scripts/ never import
+// from test/. Read from the sources themselves, relative imports only (packages are not layers).
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "..");
+
+/**
+ * The rank of each part of src/: an import from one part into another must go to a lower rank.
+ * Parts of equal rank do not import each other, but for the person-facing parts (tool/,
+ * commands/, ui/ and the settings file they edit), which work together.
+ */
+const RANKS: Record<string, number> = {
+	values: 0,
+	"fold-types": 0,
+	lattice: 1,
+	store: 1,
+	core: 3,
+	vocabulary: 2,
+	session: 3,
+	briefs: 3,
+	edits: 4,
+	meter: 4,
+	search: 4,
+	report: 4,
+	policy: 5,
+	operations: 6,
+	runtime: 7,
+	host: 8,
+	settings: 9,
+	tool: 9,
+	commands: 9,
+	ui: 9,
+	replay: 10,
+	index: 11,
+};
+
+/** The agent's tool, the commands and the UI: they may import only these parts of src/ (and each other). */
+const FRONT = new Set(["tool", "commands", "ui"]);
+const FRONT_MAY_IMPORT = new Set(["operations", "vocabulary", "values", "settings", "tool", "commands", "ui"]);
+/** Person-facing parts of one rank that work together. */
+const together = (a: string, b: string) =>
+	(FRONT.has(a) || FRONT.has(b)) && FRONT_MAY_IMPORT.has(a) && FRONT_MAY_IMPORT.has(b);
+
+function files(dir: string): string[] {
+	return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+		.filter((e) => e.isFile() && /\.(ts|js)$/.test(e.name))
+		.map((e) => relative(ROOT, join(e.parentPath, e.name)).split(sep).join("/"));
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.{1,2}\/[^"]+)"|\bimport\(\s*"(\.{1,2}\/[^"]+)"\s*\)/g;
+
+/** Every relative import in the repository: [importing file, imported file], both repo-relative. */
+function importsOf(dir: string): [string, string][] {
+	const out: [string, string][] = [];
+	for (const file of files(dir)) {
+		for (const m of readFileSync(join(ROOT, file), "utf8").matchAll(IMPORT)) {
+			const target = relative(ROOT, resolve(ROOT, dirname(file), m[1] ?? m[2]))
+				.split(sep)
+				.join("/");
+			out.push([file, target]);
+		}
+	}
+	return out;
+}
+
+/** The part of src/ a file belongs to: its folder, or its name for a file at the top. */
+function partOf(file: string): string {
+	const [, first, second] = file.split("/");
+	return second === undefined ? first.replace(/\.ts$/, "") : first;
+}
+
+const topOf = (file: string) => file.split("/")[0];
+
+describe("the import graph", () => {
+	const src = importsOf("src");
+
+	it("names a rank for every part of src/", () => {
+		const parts = new Set(files("src").map(partOf));
+		expect([...parts].filter((p) => RANKS[p] === undefined)).toEqual([]);
+	});
+
+	it("goes down the layers in src/: no part imports one of its own rank or above", () => {
+		const up = src.filter(([from, to]) => {
+			if (topOf(to) !== "src") return false;
+			const a = partOf(from);
+			const b = partOf(to);
+			return a !== b && !together(a, b) && RANKS[b] >= RANKS[a];
+		});
+		expect(up).toEqual([]);
+	});
+
+	it("lets tool/, commands/ and ui/ reach the runtime only through operations/", () => {
+		const reach = src.filter(([from, to]) => {
+			if (!FRONT.has(partOf(from))) return false;
+			return topOf(to) !== "src" || !FRONT_MAY_IMPORT.has(partOf(to));
+		});
+		expect(reach).toEqual([]);
+	});
+
+	it("keeps the bindings on their own, and src/ off the tests, benchmarks and scripts", () => {
+		expect(importsOf("bindings").filter(([, to]) => topOf(to) !== "bindings")).toEqual([]);
+		expect(src.filter(([, to]) => ["test", "bench", "scripts", "harness"].includes(topOf(to)))).toEqual([]);
+	});
+
+	it("shares test helpers through harness/: bench/, scripts/ and harness/ never import from test/", () => {
+		const shared = [...importsOf("bench"), ...importsOf("scripts"), ...importsOf("harness")];
+		expect(shared.filter(([, to]) => topOf(to) === "test")).toEqual([]);
+		expect(importsOf("harness").filter(([, to]) => ["bench", "scripts"].includes(topOf(to)))).toEqual([]);
+	});
+});
