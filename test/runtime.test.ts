@@ -250,6 +250,22 @@ describe("the runtime folds a real session by itself", () => {
 		}
 	});
 
+	it("every context_edit changes what its target shows (a consolidation edits only its children's first entries)", () => {
+		// Replay the branch's edits in order: each must differ from the target's last edit (or, for
+		// its first edit, from showing the entry as it is: an omission or a brief, never a no-op).
+		const last = new Map<string, string>();
+		let edits = 0;
+		for (const e of run.h.session.sessionManager.getBranch()) {
+			if (e.type !== "context_edit") continue;
+			edits++;
+			const now = canonical(e.replacement);
+			expect(last.get(e.targetId), `edit ${e.id} of ${e.targetId} repeats what it shows`).not.toBe(now);
+			last.set(e.targetId, now);
+		}
+		expect(edits).toBeGreaterThan(0);
+		expect(run.rt.commits.some((c) => c.consolidated.length > 0)).toBe(true);
+	});
+
 	it("each commit is one batch: edits, records and one bounded receipt", () => {
 		const branch = run.h.session.sessionManager.getBranch();
 		const receipts = branch.filter((e) => e.type === "custom_message" && e.customType === RECEIPT_TYPE);

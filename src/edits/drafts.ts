@@ -12,6 +12,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import type { FoldView, LatticeEntry } from "../lattice/index.ts";
 import { callsOpenedBy } from "../session/context-entries.ts";
+import { samePlainValue } from "../values/plain-value.ts";
 import type { FoldId, Outcome } from "../vocabulary.ts";
 import { pairingIssues } from "./pairing.ts";
 
@@ -198,6 +199,27 @@ export function projectionWith(
 		const role = d && editableRole(pe.sourceEntry);
 		if (!d || !role) return pe;
 		return { ...pe, messages: d.replacement === null ? [] : [replaced(pe.sourceEntry, role, d.replacement.content)] };
+	});
+}
+
+/**
+ * The drafts that change what `projection` shows: one that would leave its target as it is shown
+ * now (an entry a folded child already hides, a brief already in place) is left out, so a batch
+ * appends an edit only where the window changes and the session file grows with what changed.
+ */
+export function changedOnly(
+	drafts: readonly ContextEditEntryDraft[],
+	projection: readonly ProjectedSessionEntry[],
+): ContextEditEntryDraft[] {
+	const shown = new Map(projection.map((pe) => [pe.sourceEntry.id, pe]));
+	return drafts.filter((d) => {
+		const pe = shown.get(d.targetId);
+		const role = pe && editableRole(pe.sourceEntry);
+		if (!pe || !role) return true; // not ours to judge: validation names it
+		if (d.replacement === null) return pe.messages.length > 0;
+		const now = pe.messages.length === 1 ? (pe.messages[0] as { content?: unknown }).content : undefined;
+		const next = (replaced(pe.sourceEntry, role, d.replacement.content) as { content?: unknown }).content;
+		return now === undefined || !samePlainValue(now, next);
 	});
 }
 

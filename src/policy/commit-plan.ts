@@ -5,7 +5,7 @@
 // validated, so a refused commit folds nothing new.
 import type { ContextEditEntryDraft, ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { commitDrafts, validateDrafts } from "../edits/drafts.ts";
+import { changedOnly, commitDrafts, validateDrafts } from "../edits/drafts.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { CommittedFold, JournalOp } from "../session/journal.ts";
@@ -124,8 +124,9 @@ async function plan(input: CommitInput): Promise<CommitPlan> {
 		.visibleRoots()
 		.filter((id) => changed.has(id))
 		.map((id) => final.get(id) as FoldView);
-	const drafts = commitDrafts(shownFolds, context);
-	if (!drafts.ok) throw new Error(drafts.reason);
+	const made = commitDrafts(shownFolds, context);
+	if (!made.ok) throw new Error(made.reason);
+	const drafts = { drafts: changedOnly(made.drafts, input.projection) };
 	const checked = validateDrafts(drafts.drafts, input.projection);
 	if (!checked.ok) throw new Error(checked.reason);
 

@@ -4,7 +4,7 @@
 // peek asked for its own result (marked for the next commit, or pinned), done once the model has
 // seen that result.
 import type { ContextEditEntryDraft, ProjectedSessionEntry } from "@earendil-works/pi-coding-agent";
-import { expandDrafts, refoldDrafts, validateDrafts } from "../edits/drafts.ts";
+import { changedOnly, expandDrafts, refoldDrafts, validateDrafts } from "../edits/drafts.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { JournalOp } from "../session/journal.ts";
@@ -79,7 +79,7 @@ export function stagedBatch(
 		ops.push({ v: 1, op: edit.op, id: edit.id });
 	}
 	if (ops.length === 0) return { lattice: base, drafts: [], ops: [], problems };
-	const batch = lastPerTarget(drafts);
+	const batch = changedOnly(lastPerTarget(drafts), projection);
 	const checked = validateDrafts(batch, projection);
 	if (!checked.ok) {
 		problems.push(`staged edits dropped: ${checked.reason}`);
