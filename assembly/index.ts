@@ -21,7 +21,7 @@ export * from "./select";
 
 /** Core ABI version, major << 16 | minor << 8 | patch. Bump minor on any export change. */
 export function coreVersion(): u32 {
-  return (1 << 16) | (1 << 8) | 0;
+  return (1 << 16) | (2 << 8) | 0;
 }
 
 // self-check bits, one per hot path
