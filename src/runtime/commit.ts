@@ -185,7 +185,6 @@ async function plan(input: CommitInput): Promise<CommitPlan> {
 				end: views.map((v) => v.end),
 				// A damaged fold stays a root of its own: no new parent is built over bytes known bad.
 				flags: views.map((v) => (input.damaged?.has(v.id) ? MARK_PINNED : 0)),
-				height: views.map((v) => work.height(v.id) ?? 1),
 			},
 			thresholds.consolidateAfter,
 			CONSOLIDATION_MAX_GAP,
