@@ -3,16 +3,7 @@
 // layout: a byte of its entry in its pack). Every fold that depends on it is refused with an error
 // naming the fold path, the entry and both hashes; every other fold still verifies. The bytes are
 // restored between cases (a deleted file is moved aside, never lost).
-import {
-	chmodSync,
-	closeSync,
-	mkdtempSync,
-	openSync,
-	readFileSync,
-	renameSync,
-	rmSync,
-	writeSync,
-} from "node:fs";
+import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

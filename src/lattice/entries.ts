@@ -233,9 +233,12 @@ export class ContextIndex implements ToolBatches {
 		}
 	}
 
-	/** The entries, in order. Exact for this index; an array an index returned may grow with a later append of it, so keep the index. */
+	/**
+	 * The entries, in order: an array of this index's own, copied once from the shared storage when
+	 * first read (never the storage itself, which later appends grow: a caller may keep it, and
+	 * compare it by identity, for as long as it likes).
+	 */
 	get entries(): readonly LatticeEntry[] {
-		if (this.#b.entries.length === this.#n) return this.#b.entries;
 		this.#ownEntries ??= this.#b.entries.slice(0, this.#n);
 		return this.#ownEntries;
 	}

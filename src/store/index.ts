@@ -23,7 +23,8 @@ export {
 } from "./ids.ts";
 export { isQuarantineName } from "./loose.ts";
 export { ContentStore } from "./objects.ts";
-export { isPackQuarantineName, type PackSet } from "./packs.ts";
+export { isPackQuarantineName } from "./pack-io.ts";
+export type { PackSet } from "./packs.ts";
 export {
 	decodeRecord,
 	encodeRecord,

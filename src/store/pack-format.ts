@@ -12,7 +12,7 @@
 // same name. The salt is 0 unless that name is taken by a damaged pack, whose replacement must not
 // need the name before the damaged one is set aside. Entries are verified against their hash on
 // every read, like loose files; the index is only a map to them. Everything here is pure.
-import { DIGEST_BYTES, fromHexInto, toHex } from "../../bindings/index.ts";
+import { DIGEST_BYTES, fromHexInto } from "../../bindings/index.ts";
 import type { HexHash } from "../fold-types.ts";
 import type { ContentKind } from "./content.ts";
 
@@ -116,7 +116,13 @@ export function parseIndex(head: Uint8Array, count: number, fileSize: number): {
 			bad++;
 			continue;
 		}
-		entries.push({ kind, length, offset, hash: toHex(head, at + 16, at + 16 + DIGEST_BYTES) });
+		// A flat string (Buffer's hex), not one concatenated digit by digit: the index keeps one per entry.
+		const hash = Buffer.from(head.buffer, head.byteOffset, head.byteLength).toString(
+			"hex",
+			at + 16,
+			at + 16 + DIGEST_BYTES,
+		);
+		entries.push({ kind, length, offset, hash });
 	}
 	return { entries, bad };
 }

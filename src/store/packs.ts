@@ -5,17 +5,7 @@
 // and never changed once named. Nothing is deleted: a damaged pack is set aside under a quarantine
 // name after its good entries and the right bytes are durable in a new pack.
 import { randomBytes } from "node:crypto";
-import {
-	closeSync,
-	constants,
-	fstatSync,
-	lstatSync,
-	openSync,
-	readdirSync,
-	readSync,
-	renameSync,
-	statSync,
-} from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, renameSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
 import type { HexHash } from "../fold-types.ts";
@@ -28,11 +18,11 @@ import {
 	PACK_HEADER_BYTES,
 	PACK_MAX_ENTRIES,
 	PACK_NAME,
-	type PackEntry,
 	type PackItem,
 	parseHeader,
 	parseIndex,
 } from "./pack-format.ts";
+import { entriesOf, isFile, readExactly } from "./pack-io.ts";
 
 /** A pack is cut at this many bytes of entries, so one batch never needs one huge buffer. */
 const PACK_MAX_BYTES = 64 * 1024 * 1024;
@@ -42,7 +32,8 @@ export interface PackFile {
 	/** File name, `<64 hex>.pack`. */
 	name: string;
 	path: string;
-	entries: PackEntry[];
+	/** The pack's header and index (entries are parsed from it when needed, not kept), with the file size. */
+	head?: { bytes: Uint8Array; count: number; size: number };
 	/** Why it is damaged (its good entries are copied to a new pack at the next write), if it is. */
 	damaged?: string;
 }
@@ -54,18 +45,12 @@ export interface PackCopy {
 	length: number;
 }
 
-/** The quarantine name of a set-aside pack: `<64 hex>.pack.damaged-<ms>-<pid>-<8 hex>`. */
-const PACK_QUARANTINE = /^[0-9a-f]{64}\.pack\.damaged-\d+-\d+-[0-9a-f]{8}$/;
-
-export function isPackQuarantineName(name: string): boolean {
-	return PACK_QUARANTINE.test(name);
-}
-
 export class PackSet {
 	readonly dir: string;
 	readonly #core: PiFoldCore;
 	readonly #packs = new Map<string, PackFile>();
-	readonly #index: Record<ContentKind, Map<HexHash, PackCopy[]>> = { object: new Map(), record: new Map() };
+	/** Copies by hash: one (the common case) or several. */
+	readonly #index: Record<ContentKind, Map<HexHash, PackCopy | PackCopy[]>> = { object: new Map(), record: new Map() };
 	/** The directory's mtime when it was last listed; undefined before the first listing. */
 	#listedAt: number | undefined;
 	/** Told of each pack set aside. */
@@ -82,7 +67,8 @@ export class PackSet {
 	/** Every copy of `hash` of this kind, listing the directory first if it never was. */
 	copies(kind: ContentKind, hash: HexHash): readonly PackCopy[] {
 		if (this.#listedAt === undefined) this.refresh();
-		return this.#index[kind].get(hash) ?? [];
+		const found = this.#index[kind].get(hash);
+		return found === undefined ? [] : Array.isArray(found) ? found : [found];
 	}
 
 	/**
@@ -94,7 +80,7 @@ export class PackSet {
 		const copies = this.copies(kind, hash);
 		if (copies.some((c) => isFile(c.pack.path))) return true;
 		if (!this.refresh(copies.length > 0)) return false;
-		return (this.#index[kind].get(hash) ?? []).some((c) => isFile(c.pack.path));
+		return this.copies(kind, hash).some((c) => isFile(c.pack.path));
 	}
 
 	/** Every hash of this kind in a pack, after listing the directory again. */
@@ -142,13 +128,13 @@ export class PackSet {
 		} catch (err) {
 			if (fsCode(err) === "ENOENT") return;
 			if (fsCode(err) !== "ELOOP") throw ioError("cannot read pack", path, err);
-			this.#add({ name, path, entries: [], damaged: "a symlink" });
+			this.#add({ name, path, damaged: "a symlink" });
 			return;
 		}
 		try {
 			const stat = fstatSync(fd);
 			if (!stat.isFile()) {
-				this.#add({ name, path, entries: [], damaged: "not a regular file" });
+				this.#add({ name, path, damaged: "not a regular file" });
 				return;
 			}
 			const header = readExactly(fd, 0, PACK_HEADER_BYTES, path, true);
@@ -156,11 +142,11 @@ export class PackSet {
 			if (!parsed.ok) {
 				// A pack of a newer pi-fold is kept in view (never read, never set aside) so it is noted once.
 				if (parsed.newer) this.stats.skipped.push(`${name}: ${parsed.reason}`);
-				this.#add({ name, path, entries: [], ...(parsed.newer ? {} : { damaged: parsed.reason }) });
+				this.#add({ name, path, ...(parsed.newer ? {} : { damaged: parsed.reason }) });
 				return;
 			}
 			const head = readExactly(fd, 0, headBytes(parsed.count), path);
-			const { entries, bad } = parseIndex(head, parsed.count, stat.size);
+			const { bad } = parseIndex(head, parsed.count, stat.size);
 			const named = this.#hashOf(head);
 			const damaged =
 				`${named}.pack` !== name
@@ -169,7 +155,8 @@ export class PackSet {
 						? `${bad} index entries point outside the file`
 						: undefined;
 			this.stats.scanned++;
-			this.#add({ name, path, entries, ...(damaged ? { damaged } : {}) });
+			const bytes = head; // read into a buffer of its own: the index keeps only this
+			this.#add({ name, path, head: { bytes, count: parsed.count, size: stat.size }, ...(damaged ? { damaged } : {}) });
 		} finally {
 			closeSync(fd);
 		}
@@ -177,11 +164,10 @@ export class PackSet {
 
 	#add(pack: PackFile): void {
 		this.#packs.set(pack.name, pack);
-		for (const e of pack.entries) {
+		for (const e of entriesOf(pack)) {
 			const copy: PackCopy = { pack, offset: e.offset, length: e.length };
-			const list = this.#index[e.kind].get(e.hash);
-			if (list) list.push(copy);
-			else this.#index[e.kind].set(e.hash, [copy]);
+			const known = this.#index[e.kind].get(e.hash);
+			this.#index[e.kind].set(e.hash, known === undefined ? copy : [...(Array.isArray(known) ? known : [known]), copy]);
 		}
 	}
 
@@ -189,12 +175,10 @@ export class PackSet {
 		const pack = this.#packs.get(name);
 		if (!pack) return;
 		this.#packs.delete(name);
-		for (const e of pack.entries) {
-			const list = this.#index[e.kind].get(e.hash);
-			if (!list) continue;
-			const kept = list.filter((c) => c.pack !== pack);
-			if (kept.length > 0) this.#index[e.kind].set(e.hash, kept);
-			else this.#index[e.kind].delete(e.hash);
+		for (const e of entriesOf(pack)) {
+			const kept = this.copies(e.kind, e.hash).filter((c) => c.pack !== pack);
+			if (kept.length === 0) this.#index[e.kind].delete(e.hash);
+			else this.#index[e.kind].set(e.hash, kept.length === 1 ? kept[0] : kept);
 		}
 	}
 
@@ -259,7 +243,7 @@ export class PackSet {
 		const seen = new Set(all.map((it) => `${it.kind}:${it.hash}`));
 		for (const pack of salvaged) all.push(...this.#goodEntries(pack, seen));
 		const files: PublishItem[] = [];
-		const entries = new Map<string, PackEntry[]>();
+		const heads = new Map<string, NonNullable<PackFile["head"]>>();
 		for (let start = 0; start < all.length; ) {
 			let end = start;
 			let bytes = 0;
@@ -276,17 +260,17 @@ export class PackSet {
 				name = `${this.#hashOf(head)}.pack`;
 			}
 			files.push({ dir: this.dir, name, bytes: file });
-			entries.set(name, parseIndex(head, chunk.length, file.byteLength).entries);
+			heads.set(name, { bytes: head.slice(), count: chunk.length, size: file.byteLength });
 			start = end;
 		}
-		return { files, entries, salvaged, found: new Set() };
+		return { files, heads, salvaged, found: new Set() };
 	}
 
 	/** A damaged pack's entries that still verify, except those already in the batch. */
 	#goodEntries(pack: PackFile, seen: Set<string>): PackItem[] {
 		const fds = new Map<PackFile, number>();
 		try {
-			const wanted = pack.entries.filter((e) => !seen.has(`${e.kind}:${e.hash}`));
+			const wanted = entriesOf(pack).filter((e) => !seen.has(`${e.kind}:${e.hash}`));
 			const found = wanted.map((e) => {
 				try {
 					return this.read({ pack, offset: e.offset, length: e.length }, fds);
@@ -322,7 +306,9 @@ export class PackSet {
 				if (!this.#packs.has(file.name)) this.#scan(file.name);
 				const found = this.#packs.get(file.name);
 				if (found && found.damaged === undefined && this.#matches(found, file.bytes)) {
-					for (const e of plan.entries.get(file.name) ?? []) plan.found.add(`${e.kind}:${e.hash}`);
+					for (const e of entriesOf({ name: file.name, path, head: plan.heads.get(file.name) })) {
+						plan.found.add(`${e.kind}:${e.hash}`);
+					}
 					return;
 				}
 				if (final) {
@@ -330,7 +316,7 @@ export class PackSet {
 						file: path,
 					});
 				}
-				const damaged = found ?? { name: file.name, path, entries: [] };
+				const damaged = found ?? { name: file.name, path };
 				this.#setAside(damaged, found?.damaged ?? "damaged");
 				plan.salvaged = plan.salvaged.filter((p) => p !== damaged);
 				again.push(file);
@@ -339,7 +325,7 @@ export class PackSet {
 			this.#forget(file.name);
 			this.stats.written++;
 			this.stats.bytesWritten += file.bytes.byteLength;
-			this.#add({ name: file.name, path, entries: plan.entries.get(file.name) ?? [] });
+			this.#add({ name: file.name, path, head: plan.heads.get(file.name) });
 		});
 		return again;
 	}
@@ -392,35 +378,9 @@ export class PackSet {
 
 interface PackPlan {
 	files: PublishItem[];
-	/** The index entries of each pack file, by name. */
-	entries: Map<string, PackEntry[]>;
+	/** The head (header and index) of each pack file, by name. */
+	heads: Map<string, NonNullable<PackFile["head"]>>;
 	salvaged: PackFile[];
 	/** Items found already published in an identical pack. */
 	found: Set<string>;
-}
-
-function isFile(path: string): boolean {
-	try {
-		return lstatSync(path).isFile();
-	} catch (err) {
-		if (fsCode(err) === "ENOENT" || fsCode(err) === "ENOTDIR") return false;
-		throw ioError("cannot stat pack", path, err);
-	}
-}
-
-/** `length` bytes at `offset`; fewer when the file ends early, if `short` allows it (the caller verifies). */
-function readExactly(fd: number, offset: number, length: number, path: string, short = false): Uint8Array {
-	const out = new Uint8Array(length);
-	let got = 0;
-	try {
-		while (got < length) {
-			const n = readSync(fd, out, got, length - got, offset + got);
-			if (n === 0) break;
-			got += n;
-		}
-	} catch (err) {
-		throw ioError("cannot read pack", path, err);
-	}
-	if (got < length && !short) throw new StoreError("TRUNCATED", `pack ${path} ends after ${got} of ${length} bytes`);
-	return got < length ? out.subarray(0, got) : out;
 }
