@@ -344,7 +344,7 @@ try {
 			folds: Number(flags["long-folds"]),
 			stagesPerCommit: 32,
 			resultChars: { min: 200, max: 850 },
-			stagesAfter: 96,
+			stagesAfter: 64,
 			contextWindow: 200_000,
 			seed: SEED,
 		});
