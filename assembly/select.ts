@@ -2,13 +2,20 @@
 // fold roots to consolidate under a parent.
 //
 // Consolidation rule, and why: once more than consolidateAfter unpinned roots are visible,
-// adjacent roots get a parent; a consolidation takes two or more adjacent folds, oldest
-// first, and consolidateAfter is a count of visible roots per parent owed (a trigger, not a
-// group width). So: runs of
-// adjacent unpinned roots, oldest first, each merged whole. Whole runs rather than "just
-// enough" roots, because stopping mid-run leaves the run's newer roots beside the new parent,
-// and the next commit would merge that parent again with one or two of them, growing a
-// chain one level per commit; a whole run resets the count for the next k roots.
+// adjacent roots get a parent. A consolidation takes two or more adjacent folds, and
+// consolidateAfter is a count of visible roots per parent owed (a trigger, not a group width).
+// Merging every run of adjacent roots whole, oldest first, takes the last consolidation again with
+// the newest roots at each commit: a chain one level deeper per commit, as deep as the session is
+// long. So, given each root's height (levels of folds in it), roots are merged like the digits of
+// a counter: only runs of adjacent roots of equal height, lowest height first (the newest,
+// smallest folds), cut into parents of at most `fanout` children each (near-equal sizes), until
+// few enough roots are left. A parent of equal-height children is one level above them and holds
+// at least twice the marks of one, so a tree of height h holds at least 2^(h-1) marks: depth grows
+// with the logarithm of the session, and no brief indexes more than `fanout` children. Only when
+// every neighbour differs in height (the roots are a full counter, which takes about
+// 2^consolidateAfter marks) are adjacent pairs of different heights merged, the pair with the
+// lowest higher root first. Without heights (all equal) and without a fan-out this is the
+// whole-run rule, unchanged.
 
 /** Mark / root flag bits (u8 per item). Other bits are reserved and ignored. */
 export const MARK_ELIGIBLE: u32 = 1;
@@ -171,18 +178,61 @@ export function consolidationBadRoot(): i32 {
   return (<u32>load<u8>(flags + i) & MARK_PINNED) != 0;
 }
 
+/** Scratch selectConsolidation needs per root at `work`: two u64 arrays, a u32 and a u8 per root. */
+export const CONSOLIDATION_WORK_BYTES_PER_ROOT: u32 = 24;
+
+@inline function heightAt(height: usize, i: u32): u32 {
+  return height == 0 ? 1 : <u32>load<i32>(height + (<usize>i << 2));
+}
+
+/** Whether roots i and i + 1 may share a parent: both unpinned, at most maxGap entries apart. */
+@inline function joins(start: usize, end: usize, flags: usize, i: u32, maxGap: u32): bool {
+  if (pinnedAt(flags, i) || pinnedAt(flags, i + 1)) return false;
+  const gap = <i64>load<i32>(start + (<usize>(i + 1) << 2)) - <i64>load<i32>(end + (<usize>i << 2));
+  return gap <= <i64>maxGap;
+}
+
 /**
- * Visible roots in transcript order (start/end i32, flags u8 with MARK_PINNED). When more
- * than `after` roots are unpinned, merge runs oldest first: a run is a maximal sequence of
- * >= 2 unpinned roots, each starting at most `maxGap` entries after the previous one ends
- * (a pinned root or a wider gap ends a run). Each run becomes one group, taken whole, and
- * lowers the unpinned count by its length - 1; stop once the count is <= `after`. Writes
- * groups as (first, last) i32 pairs at `out` (room for count i32s) and returns how many.
- * When every run is taken and the count is still above `after`, consolidationMet() is false.
- * Roots that are empty or overlap return CONSOLIDATION_BAD_ROOTS (see consolidationBadRoot).
+ * Push the parts of the piece [i, j] (>= 2 adjacent roots) as candidates (key << 32 | first) at
+ * `cands`, from `at`; returns the new count. The piece is cut into ceil(len / fanout) parts
+ * (fanout 0: one) of near-equal sizes, the larger first; a part's last index is kept at
+ * `lasts[first]`.
+ */
+function pushParts(i: u32, j: u32, key: u32, fanout: u32, cands: usize, at: u32, lasts: usize): u32 {
+  const len = j - i + 1;
+  const parts: u32 = fanout == 0 ? 1 : (len + fanout - 1) / fanout;
+  let first = i;
+  let n = at;
+  for (let p: u32 = 0; p < parts; p++) {
+    const size = len / parts + <u32>(p < len % parts);
+    // Only a fan-out of 2 over an odd piece leaves a part of one root: no group, it stays.
+    if (size >= 2) {
+      store<u64>(cands + (<usize>n << 3), (<u64>key << 32) | <u64>first);
+      store<u32>(lasts + (<usize>first << 2), first + size - 1);
+      n++;
+    }
+    first += size;
+  }
+  return n;
+}
+
+/**
+ * Visible roots in transcript order (start/end i32, flags u8 with MARK_PINNED, height i32 per
+ * root, or 0 for all equal). When more than `after` roots are unpinned, merge them as the header
+ * says: the candidates are maximal pieces of >= 2 adjacent roots (each starting at most `maxGap`
+ * entries after the previous one ends; a pinned root or a wider gap ends a piece) of equal
+ * height, cut into parts of at most `fanout` roots (0: no limit), taken lowest height first and
+ * oldest first among equal heights, each lowering the unpinned count by its size - 1, until the
+ * count is <= `after`. If that is not enough, adjacent pairs of the roots not taken are merged
+ * regardless of height, the pair with the lowest higher root first. Writes the groups, in transcript order,
+ * as (first, last) i32 pairs at `out` (room for count i32s) and returns how many. `work` holds
+ * CONSOLIDATION_WORK_BYTES_PER_ROOT * count bytes of scratch. When every candidate is taken and
+ * the count is still above `after`, consolidationMet() is false. Roots that are empty or overlap
+ * return CONSOLIDATION_BAD_ROOTS (see consolidationBadRoot).
  */
 export function selectConsolidation(
   start: usize, end: usize, flags: usize, count: u32, after: u32, maxGap: u32, out: usize,
+  height: usize, fanout: u32, work: usize,
 ): u32 {
   // One pass checks the spans (the host words the error) and counts unpinned roots.
   let visible: u32 = 0;
@@ -201,30 +251,74 @@ export function selectConsolidation(
     prevEnd = e;
   }
   unpinnedBefore = visible;
+  // Scratch: candidates and the sort's spare room (u64 each), last index by first (u32), taken (u8).
+  const cands = work;
+  const spare = cands + (<usize>count << 3);
+  const lasts = spare + (<usize>count << 3);
+  const taken = lasts + (<usize>count << 2);
+  memory.fill(taken, 0, count);
   let groups: u32 = 0;
-  let i: u32 = 0;
-  while (visible > after && i < count) {
-    if (pinnedAt(flags, i)) {
-      i++;
-      continue;
+  for (let round: u32 = 0; round < 2 && visible > after; round++) {
+    let n: u32 = 0;
+    let i: u32 = 0;
+    while (i < count) {
+      if (pinnedAt(flags, i) || load<u8>(taken + i) != 0) {
+        i++;
+        continue;
+      }
+      const h0 = heightAt(height, i);
+      let j = i;
+      while (j + 1 < count && joins(start, end, flags, j, maxGap) && load<u8>(taken + j + 1) == 0) {
+        if (round == 0 && heightAt(height, j + 1) != h0) break;
+        j++;
+      }
+      const top = h0;
+      if (j > i && round == 0) n = pushParts(i, j, top, fanout, cands, n, lasts);
+      else if (j > i) {
+        // Mixed heights: adjacent pairs by their higher root, so a level is added where least is lost.
+        for (let q = i; q < j; q++) {
+          const hq = heightAt(height, q);
+          const hr = heightAt(height, q + 1);
+          store<u64>(cands + (<usize>n << 3), (<u64>(hq > hr ? hq : hr) << 32) | <u64>q);
+          store<u32>(lasts + (<usize>q << 2), q + 1);
+          n++;
+        }
+      }
+      i = j + 1;
     }
-    let j = i;
-    while (j + 1 < count && !pinnedAt(flags, j + 1)) {
-      const gap = <i64>load<i32>(start + (<usize>(j + 1) << 2)) - <i64>load<i32>(end + (<usize>j << 2));
-      if (gap > <i64>maxGap) break;
-      j++;
-    }
-    if (j > i) {
-      store<u32>(out + (<usize>groups << 3), i);
-      store<u32>(out + (<usize>groups << 3), j, 4);
+    // Stable by key: lowest height first, transcript order among equals (pushed in that order).
+    const sorted = n < 2 ? cands : radixSort(cands, spare, n);
+    for (let k: u32 = 0; k < n && visible > after; k++) {
+      const first = <u32>load<u64>(sorted + (<usize>k << 3));
+      const last = load<u32>(lasts + (<usize>first << 2));
+      if (load<u8>(taken + first) != 0 || load<u8>(taken + last) != 0) continue; // overlapping pairs
+      memory.fill(taken + first, 1, last - first + 1);
+      store<u32>(out + (<usize>groups << 3), first);
+      store<u32>(out + (<usize>groups << 3), last, 4);
       groups++;
-      visible -= j - i;
+      visible -= last - first;
     }
-    i = j + 1;
   }
+  inTranscriptOrder(out, groups, cands, spare);
   unpinnedAfter = visible;
   consolidationAim = visible <= after;
   return groups;
+}
+
+/** Sort the (first, last) pairs at `out` by first, through the scratch at `a` and `b`. */
+function inTranscriptOrder(out: usize, groups: u32, a: usize, b: usize): void {
+  if (groups < 2) return;
+  for (let g: u32 = 0; g < groups; g++) {
+    const first = load<u32>(out + (<usize>g << 3));
+    const last = load<u32>(out + (<usize>g << 3), 4);
+    store<u64>(a + (<usize>g << 3), (<u64>first << 32) | <u64>last);
+  }
+  const sorted = radixSort(a, b, groups);
+  for (let g: u32 = 0; g < groups; g++) {
+    const pair = load<u64>(sorted + (<usize>g << 3));
+    store<u32>(out + (<usize>g << 3), <u32>(pair >> 32));
+    store<u32>(out + (<usize>g << 3), <u32>pair, 4);
+  }
 }
 
 // ---------------------------------------------------------------- self-check
@@ -241,6 +335,12 @@ const R_END: usize = memory.data<i32>([2, 4, 6, 8, 9, 12, 13, 14]);
 const R_FLAGS: usize = memory.data<u8>([0, 0, 0, 0, 2, 0, 0, 0]);
 const B_START: usize = memory.data<i32>([0, 1]);
 const B_END: usize = memory.data<i32>([2, 3]);
+const R_WORK: usize = memory.data(8 * 24, 16);
+// Touching roots [i, i+1) of heights 3 1 1 1 1 2 2 1, none pinned.
+const H_START: usize = memory.data<i32>([0, 1, 2, 3, 4, 5, 6, 7]);
+const H_END: usize = memory.data<i32>([1, 2, 3, 4, 5, 6, 7, 8]);
+const H_HEIGHT: usize = memory.data<i32>([3, 1, 1, 1, 1, 2, 2, 1]);
+const H_FLAGS: usize = memory.data<u8>([0, 0, 0, 0, 0, 0, 0, 0]);
 
 export function selfCheckSelect(): bool {
   // Need 55: 20 + 30 = 50 is short, + 60 = 110 meets it after three marks.
@@ -252,16 +352,21 @@ export function selfCheckSelect(): bool {
   if (commitFreed != 120 || commitMet) return false;
   if (selectCommit(C_POS, C_TOK, C_FLAGS, 6, 0, C_OUT, C_WORK) != 0 || !commitMet) return false;
   // 7 unpinned roots, k = 4: the first run (gap 1 allowed) is roots 0-3, leaving 4 unpinned.
-  if (selectConsolidation(R_START, R_END, R_FLAGS, 8, 4, 1, C_OUT) != 1) return false;
+  if (selectConsolidation(R_START, R_END, R_FLAGS, 8, 4, 1, C_OUT, 0, 0, R_WORK) != 1) return false;
   if (load<u32>(C_OUT) != 0 || load<u32>(C_OUT, 4) != 3 || unpinnedAfter != 4 || !consolidationAim) return false;
   // Touching only (gap 0): runs 0-1 and 2-3, then 5-7 gives 7 - 1 - 1 - 2 = 3 <= 3.
-  if (selectConsolidation(R_START, R_END, R_FLAGS, 8, 3, 0, C_OUT) != 3) return false;
+  if (selectConsolidation(R_START, R_END, R_FLAGS, 8, 3, 0, C_OUT, 0, 0, R_WORK) != 3) return false;
   if (load<u32>(C_OUT, 16) != 5 || load<u32>(C_OUT, 20) != 7 || unpinnedAfter != 3 || !consolidationAim) return false;
   // k = 2 cannot be reached: the same three runs, aim missed.
-  if (selectConsolidation(R_START, R_END, R_FLAGS, 8, 2, 0, C_OUT) != 3) return false;
+  if (selectConsolidation(R_START, R_END, R_FLAGS, 8, 2, 0, C_OUT, 0, 0, R_WORK) != 3) return false;
   if (unpinnedAfter != 3 || consolidationAim) return false;
   // [0,2) [1,3): root 1 starts before root 0 ends.
-  if (selectConsolidation(B_START, B_END, R_FLAGS, 2, 1, 0, C_OUT) != CONSOLIDATION_BAD_ROOTS) return false;
+  if (selectConsolidation(B_START, B_END, R_FLAGS, 2, 1, 0, C_OUT, 0, 0, R_WORK) != CONSOLIDATION_BAD_ROOTS) return false;
   if (badRoot != 1) return false;
+  // Heights, fan-out 2, k = 3: the four height-1 roots in two pairs, then the two of height 2;
+  // roots 0 and 7 have no equal neighbour left, nor an untaken one: 5 remain, aim missed.
+  if (selectConsolidation(H_START, H_END, H_FLAGS, 8, 3, 0, C_OUT, H_HEIGHT, 2, R_WORK) != 3) return false;
+  if (load<u32>(C_OUT) != 1 || load<u32>(C_OUT, 4) != 2 || load<u32>(C_OUT, 8) != 3 || load<u32>(C_OUT, 12) != 4) return false;
+  if (load<u32>(C_OUT, 16) != 5 || load<u32>(C_OUT, 20) != 6 || unpinnedAfter != 5 || consolidationAim) return false;
   return true;
 }

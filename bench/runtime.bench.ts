@@ -1,12 +1,23 @@
-// npm run bench:runtime — what pi-fold adds to each request of a real Pi AgentSession: the scripted
-// workload (harness/workload.ts, real read/bash/ls over Pi's own dist/) run with pi-fold
-// registered and a budget small enough that several commits happen, and the same run without it
-// for the wall clock. The per-request figure is the runtime's own measurement (host/hooks.ts times every
-// handler and attributes it to the next request); each commit is the turn_end handler that made
-// it, whole (calibration, sync and frontier included). Prints Markdown, writes bench/results/runtime.json.
-import { mkdirSync, writeFileSync } from "node:fs";
+// npm run bench:runtime — what pi-fold adds to each request of a real Pi AgentSession, in three sections:
+//
+// budget: the scripted workload (harness/workload.ts, real read/bash/ls over Pi's own dist/) with
+//   a budget small enough that several commits happen, and the same run without pi-fold for the wall
+//   clock. The per-request figure is the runtime's own measurement (host/hooks.ts times every handler
+//   and attributes it to the next request); each commit is the turn_end handler that made it, whole.
+// sweep: the same workload at 64, 128, 256 and 512 stages, a 200k window, pi-fold at Pi's defaults,
+//   timed from the outside: wall time between the first and the last extension handler of each event
+//   (bench/lib/handler-probe.ts), so Pi's own work between handlers counts; per request median and
+//   p95, commits, memory after GC and the session's shape; each length also without pi-fold.
+// long: a synthetic session of 10k folds and about 50 MB (bench/lib/long-session.ts) opened in Pi,
+//   then more stages run on it, timed the same way.
+//
+// Flags: --only=budget,sweep,long  --stages=64,128  --long-folds=10000. Prints Markdown and writes
+// bench/results/runtime.json (the sections not run keep their previous results).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
@@ -15,6 +26,14 @@ import { Meter } from "../src/meter/meter.ts";
 import { RewriteRecorder } from "../src/meter/recorder.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { machineNotes } from "./lib/harness.ts";
+import {
+	type LongSection,
+	longSection,
+	printLengths,
+	type SweepSection,
+	sweepSection,
+} from "./lib/runtime-sections.ts";
+import { quantile, round } from "./lib/stats.ts";
 
 const STAGES = 64;
 const WARMUP_STAGES = 16;
@@ -26,11 +45,6 @@ const CONTEXT_WINDOW = 1_000_000;
 const TARGET_MEDIAN_MS = 1;
 const TARGET_COMMIT_MS = 50;
 
-const quantile = (xs: readonly number[], q: number) => {
-	const s = [...xs].sort((a, b) => a - b);
-	return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))];
-};
-const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 const billed = (m: AssistantMessage | undefined) => (m ? m.usage.input + m.usage.cacheRead + m.usage.cacheWrite : 0);
 
 /**
@@ -172,14 +186,11 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 	}
 }
 
-const machine = machineNotes();
-console.log(`# pi-fold runtime benchmark (${machine.date})`);
-console.log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
-console.log(
-	`workload: ${STAGES} stages (seed ${SEED}), serving budget ${BUDGET} tokens; warm-up run of ${WARMUP_STAGES}`,
-);
-
-try {
+/** The budget section: the 64-stage workload at a 48k serving budget (the runtime's own timings). */
+async function budgetSection() {
+	console.log(
+		`\n# budget: ${STAGES} stages (seed ${SEED}), serving budget ${BUDGET} tokens; warm-up run of ${WARMUP_STAGES}`,
+	);
 	// Warm-up (not reported): module loading, the core's first instantiation, V8's baseline tiers.
 	await runWorkload(WARMUP_STAGES, true);
 	await runWorkload(WARMUP_STAGES, false);
@@ -251,11 +262,7 @@ try {
 	if (folded.problems.length || folded.errors || folded.unattributed) {
 		console.log(`\nWARNING: the run was not clean: ${JSON.stringify(health)}`);
 	}
-
-	mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
-	const file = new URL("./results/runtime.json", import.meta.url);
-	const result = {
-		machine,
+	return {
 		workload: {
 			stages: STAGES,
 			seed: SEED,
@@ -270,6 +277,100 @@ try {
 		health,
 		targets,
 	};
+}
+
+/** The flat-cost targets, from the sweep and the long session (whichever ran). */
+function flatCostTargets(sweep: SweepSection | undefined, long: LongSection | undefined) {
+	const out: { what: string; measured: number | null; target: string; met: boolean }[] = [];
+	const add = (what: string, measured: number | null | undefined, target: string, ok: (x: number) => boolean) =>
+		out.push({ what, measured: measured ?? null, target, met: measured != null && ok(measured) });
+	for (const l of sweep?.lengths ?? []) {
+		add(`${l.stages} stages: median added per request (ms)`, l.added.medianMs, "<= 1", (x) => x <= 1);
+		add(`${l.stages} stages: p95 added per request (ms)`, l.added.p95Ms, "<= 5", (x) => x <= 5);
+	}
+	const first = sweep?.lengths.find((l) => l.stages === 64);
+	const last = sweep?.lengths.find((l) => l.stages === 512);
+	if (first && last) {
+		add(
+			"512-stage median / 64-stage median",
+			round(last.added.medianMs / first.added.medianMs),
+			"<= 1.3",
+			(x) => x <= 1.3,
+		);
+	}
+	if (last) {
+		add("512 stages: slowest commit (ms)", last.piFold.slowestCommitMs, "<= 50", (x) => x <= 50);
+		add("512 stages: context_edit entries per message", last.piFold.shape.editsPerMessage, "<= 2", (x) => x <= 2);
+		add("512 stages: fold tree levels", last.piFold.shape.maxDepth + 1, "<= 6", (x) => x <= 6);
+	}
+	if (long) {
+		add("long session: median added per request (ms)", long.added.medianMs, "<= 1", (x) => x <= 1);
+		add("long session: p95 added per request (ms)", long.added.p95Ms, "<= 5", (x) => x <= 5);
+		add("long session: slowest commit (ms)", long.piFold.slowestCommitMs, "<= 50", (x) => x <= 50);
+	}
+	return out;
+}
+
+const { values: flags } = parseArgs({
+	options: {
+		only: { type: "string", default: "budget,sweep,long" },
+		stages: { type: "string", default: "64,128,256,512" },
+		"long-folds": { type: "string", default: "10000" },
+	},
+});
+const only = new Set(String(flags.only).split(","));
+const machine = machineNotes();
+console.log(`# pi-fold runtime benchmark (${machine.date})`);
+console.log(`${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
+
+const file = new URL("./results/runtime.json", import.meta.url);
+const previous = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>) : {};
+try {
+	const result: Record<string, unknown> = { ...previous, machine };
+	if (only.has("budget")) Object.assign(result, await budgetSection());
+	if (only.has("sweep")) {
+		const lengths = String(flags.stages).split(",").map(Number);
+		const sweep = await sweepSection({ lengths, seed: SEED, contextWindow: 200_000, warmupStages: WARMUP_STAGES });
+		printLengths(
+			"sweep: 200k window, pi-fold at Pi's defaults; wall time between the first and the last handler",
+			sweep.lengths.flatMap((l) => [
+				{ label: `${l.stages} stages, pi-fold`, s: l.piFold },
+				{ label: `${l.stages} stages, Pi alone`, s: l.piAlone },
+			]),
+		);
+		result.sweep = sweep;
+	}
+	if (only.has("long")) {
+		const core = nodeCore();
+		const long = await longSection(core, {
+			folds: Number(flags["long-folds"]),
+			stagesPerCommit: 32,
+			resultChars: { min: 200, max: 850 },
+			stagesAfter: 64,
+			contextWindow: 200_000,
+			seed: SEED,
+		});
+		const g = long.generated;
+		console.log(
+			`\n# long session: ${g.folds} folds, ${g.messages} messages, ${(g.fileBytes / 1e6).toFixed(1)} MB, ${g.contextEdits} context_edit entries (${g.redundantEdits} redundant drafts left out), fold levels ${g.maxDepth + 1}; generated in ${(g.generateMs / 1000).toFixed(1)} s; pi-fold reopens it in ${long.reopenMs} ms`,
+		);
+		printLengths(`long session + ${long.config.stagesAfter} stages`, [
+			{ label: "pi-fold", s: long.piFold },
+			{ label: "Pi alone", s: long.piAlone },
+		]);
+		result.longSession = long;
+	}
+	const targets = flatCostTargets(
+		result.sweep as SweepSection | undefined,
+		result.longSession as LongSection | undefined,
+	);
+	result.flatCostTargets = targets;
+	console.log("\n## Flat-cost targets");
+	console.log("| target | measured | needed | |");
+	console.log("|---|---:|---:|---|");
+	for (const t of targets) console.log(`| ${t.what} | ${t.measured} | ${t.target} | ${t.met ? "met" : "MISSED"} |`);
+
+	mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
 	writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
 	console.log(`\nwrote ${file.pathname}`);
 } finally {

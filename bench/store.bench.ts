@@ -1,8 +1,10 @@
 // npm run bench:store — the fold store and lattice on the real 2.4 MB fixture: store write
-// throughput, verifying every fold's bytes against raw node:crypto hashing of the same bytes, and
-// rebuilding the lattice from the session records. Writes bench/results/store.json.
+// throughput (packs, what pi-fold writes, beside the loose layout of one file per object, on two
+// copies of the fixture in the same run), verifying every fold's bytes against raw node:crypto
+// hashing of the same bytes, and rebuilding the lattice from the session records. Writes
+// bench/results/store.json.
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
@@ -30,11 +32,17 @@ const core = nodeCore();
 const dir = mkdtempSync(join(tmpdir(), "pi-fold-bench-store-"));
 const file = copyFixture(dir);
 const sm = SessionManager.open(file, dir); // parsing and Pi's migration: not timed
+const looseDir = join(dir, "loose");
+mkdirSync(looseDir);
+const looseSm = SessionManager.open(copyFixture(looseDir), looseDir);
 
-// 1. Fold every complete tool batch and consolidate: store writes (objects + records, each fsynced) included.
+// 1. Fold every complete tool batch and consolidate: store writes (objects + records, all durable)
+//    included. The loose layout first, so both see a page cache as warm.
+const [, looseMs] = time(() => foldEverything(looseSm, core, 4, "loose"));
 const [folded, foldMs] = time(() => foldEverything(sm, core));
 const objectBytes = folded.store.objects.stats.bytesWritten + folded.store.records.stats.bytesWritten;
 const objects = folded.store.objects.stats.written + folded.store.records.stats.written;
+const packs = folded.store.packs?.stats.written ?? 0;
 
 // 2. Verify every root fold from the store alone (every leaf read and hashed), against node:crypto
 //    hashing the very same leaf bytes, already in memory.
@@ -57,11 +65,9 @@ for (let run = 0; run < 25; run++) {
 	if (run >= 10) cryptoRuns.push(cms);
 }
 const verifiedBytes = leafBytes.reduce((n, b) => n + b.byteLength, 0);
-// The I/O floor: only reading the same files (every leaf object and every record), no checks at all.
-const files = [
-	...folded.store.objects.list().map((h) => folded.store.objects.pathOf(h)),
-	...folded.store.records.list().map((h) => folded.store.records.pathOf(h)),
-];
+// The I/O floor: only reading the store's files (its packs: every leaf object and every record), no checks at all.
+const packDir = join(folded.store.root, "packs");
+const files = readdirSync(packDir).map((n) => join(packDir, n));
 const readOnlyMs = median(Array.from({ length: 15 }, () => time(() => files.map((f) => readFileSync(f)))[1]));
 // What the least anyone could do costs: read each file and hash it with node:crypto, no structure.
 const naiveMs = median(
@@ -102,7 +108,9 @@ const result = {
 		consolidations: folded.consolidations,
 		folds,
 	},
-	write: { ms: foldMs, objects, objectBytes, mbPerS: objectBytes / 1e6 / (foldMs / 1e3) },
+	write: { ms: foldMs, objects, objectBytes, packs, mbPerS: objectBytes / 1e6 / (foldMs / 1e3) },
+	/** The same folds written in the loose layout (one file, one fsync per object), in the same run. */
+	writeLoose: { ms: looseMs },
 	verify: {
 		roots: roots.length,
 		leaves: leafBytes.length,
@@ -112,6 +120,7 @@ const result = {
 	},
 	rebuild: { medianMs: median(rebuildRuns), withoutStoreChecksMedianMs: median(rebuildNoStoreRuns), runs: rebuildRuns },
 	targets: [
+		{ ...target("store writes, packs vs one file per object (same folds, same run)", looseMs / foldMs, 2) },
 		{
 			...target(
 				"verification's hashing of the leaf bytes vs node:crypto raw hashing (same bytes)",
@@ -148,8 +157,9 @@ console.log(
 console.log("| measure | result |");
 console.log("|---|---|");
 console.log(
-	`| fold + write store (${objects} objects, ${(objectBytes / 1e6).toFixed(2)} MB, each fsynced) | ${foldMs.toFixed(0)} ms, ${result.write.mbPerS.toFixed(1)} MB/s |`,
+	`| fold + write store (${objects} objects, ${(objectBytes / 1e6).toFixed(2)} MB, in ${packs} packs) | ${foldMs.toFixed(0)} ms, ${result.write.mbPerS.toFixed(1)} MB/s |`,
 );
+console.log(`| the same in the loose layout (one file, one fsync per object) | ${looseMs.toFixed(0)} ms |`);
 console.log(
 	`| verify all ${roots.length} roots from the store (${leafBytes.length} leaves, ${(verifiedBytes / 1e6).toFixed(2)} MB) | ${verifyMs.toFixed(1)} ms (${(verifiedBytes / 1e6 / (verifyMs / 1e3)).toFixed(0)} MB/s) |`,
 );

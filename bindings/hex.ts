@@ -1,9 +1,21 @@
 // Lower-case hex for digests; no Node Buffer so it runs in every host.
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+const DIGITS = Array.from("0123456789abcdef", (c) => c.charCodeAt(0));
+/** Char codes of the hex being built, reused; one chunk of digits per fromCharCode call. */
+const CHUNK = 4096;
+const codes = new Uint16Array(2 * CHUNK);
 
 export function toHex(bytes: Uint8Array, start = 0, end = bytes.byteLength): string {
+	// One flat string from char codes: concatenating two digits at a time would leave a rope of
+	// string pieces behind every digest kept (about 1 KB each where 64 bytes are needed).
 	let s = "";
-	for (let i = start; i < end; i++) s += HEX[bytes[i]];
+	for (let from = start; from < end; from += CHUNK) {
+		const to = Math.min(end, from + CHUNK);
+		for (let i = from, j = 0; i < to; i++, j += 2) {
+			codes[j] = DIGITS[bytes[i] >>> 4];
+			codes[j + 1] = DIGITS[bytes[i] & 15];
+		}
+		s += String.fromCharCode.apply(null, codes.subarray(0, 2 * (to - from)) as unknown as number[]);
+	}
 	return s;
 }
 

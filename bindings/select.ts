@@ -32,6 +32,12 @@ export interface VisibleRoots {
 	end: Int32Array | readonly number[];
 	/** MARK_PINNED marks a pinned root; pinned roots are never merged and break runs. */
 	flags: Uint8Array | readonly number[];
+	/**
+	 * Each root's height: levels of folds in it (a fold of leaves only is 1, a parent one more than
+	 * its highest child). Given, roots merge only with adjacent roots of the same height, lowest
+	 * first, at most `fanout` per parent, so the fold tree stays shallow; absent, all are equal.
+	 */
+	height?: Int32Array | readonly number[];
 }
 
 export interface ConsolidationChoice {
@@ -53,14 +59,24 @@ export interface SelectApi {
 	 */
 	selectCommit(marks: CommitMarks, needTokens: number): CommitSelection;
 	/**
-	 * When more than `consolidateAfter` unpinned roots are visible, merge runs of adjacent
-	 * unpinned roots oldest first. A run is maximal: consecutive unpinned roots, each starting
-	 * at most `maxGap` entries (default 0: touching) after the previous one ends; a pinned
-	 * root or a wider gap ends it; runs of one root are skipped. Each run is taken whole and
-	 * lowers the unpinned count by its length - 1; selection stops once the count is
-	 * <= consolidateAfter. If every run is taken and the count is still higher, `met` is false.
+	 * When more than `consolidateAfter` unpinned roots are visible, merge adjacent unpinned roots.
+	 * Candidates are maximal pieces of consecutive unpinned roots, each starting at most `maxGap`
+	 * entries (default 0: touching) after the previous one ends (a pinned root or a wider gap ends
+	 * a piece), of equal height (`roots.height`; all equal when absent), cut into parts of at most
+	 * `fanout` roots of near-equal size (default: consolidateAfter when heights are given, else no
+	 * limit); pieces of one root are skipped. Parts are taken lowest height first, oldest first
+	 * among equals, each lowering the unpinned count by its size - 1, until the count is <=
+	 * consolidateAfter; if equal heights are not enough, the roots left form pieces regardless of
+	 * height, taken by their highest root. Groups come in transcript order. If every candidate is
+	 * taken and the count is still higher, `met` is false. Without heights and fan-out this is
+	 * whole runs, oldest first.
 	 */
-	selectConsolidation(roots: VisibleRoots, consolidateAfter: number, maxGap?: number): ConsolidationChoice;
+	selectConsolidation(
+		roots: VisibleRoots,
+		consolidateAfter: number,
+		maxGap?: number,
+		fanout?: number,
+	): ConsolidationChoice;
 }
 
 /** The core's selection exports (assembly/select.ts). */
@@ -84,6 +100,9 @@ export interface SelectExports {
 		after: number,
 		maxGap: number,
 		out: number,
+		height: number,
+		fanout: number,
+		work: number,
 	): number;
 	consolidationUnpinnedBefore(): number;
 	consolidationUnpinnedAfter(): number;
@@ -109,6 +128,8 @@ function badRoots(i: number, roots: VisibleRoots): RangeError {
 
 /** Scratch the core's sort needs per mark (assembly/select.ts COMMIT_WORK_BYTES_PER_MARK). */
 const WORK_BYTES_PER_MARK = 16;
+/** Scratch consolidation needs per root (assembly/select.ts CONSOLIDATION_WORK_BYTES_PER_ROOT). */
+const WORK_BYTES_PER_ROOT = 24;
 
 function checkObject(what: string, v: unknown, fields: string): void {
 	if (typeof v !== "object" || v === null)
@@ -155,27 +176,53 @@ export function selectApi(core: CoreInstance): SelectApi {
 		return { chosen: core.i32.slice(out >>> 2, (out >>> 2) + k), freed: x.selectFreed(), met: x.selectMet() !== 0 };
 	}
 
-	function selectConsolidation(roots: VisibleRoots, consolidateAfter: number, maxGap = 0): ConsolidationChoice {
+	function selectConsolidation(
+		roots: VisibleRoots,
+		consolidateAfter: number,
+		maxGap = 0,
+		fanout?: number,
+	): ConsolidationChoice {
 		checkObject("selectConsolidation", roots, "{ start, end, flags }");
 		const n = columnLength("roots.start", roots.start, "i32");
 		const ne = columnLength("roots.end", roots.end, "i32");
 		const nf = columnLength("roots.flags", roots.flags, "u8");
-		if (ne !== n || nf !== n) {
-			throw new RangeError(`pi-fold core: roots columns differ in length: start ${n}, end ${ne}, flags ${nf}`);
+		const nh = roots.height === undefined ? n : columnLength("roots.height", roots.height, "i32");
+		if (ne !== n || nf !== n || nh !== n) {
+			const h = roots.height === undefined ? "" : `, height ${nh}`;
+			throw new RangeError(`pi-fold core: roots columns differ in length: start ${n}, end ${ne}, flags ${nf}${h}`);
 		}
 		const after = checkCount("consolidateAfter", consolidateAfter, 1);
 		const gap = checkCount("maxGap", maxGap, 0);
-		// [start | end | out (n i32: at most n/2 pairs) | flags]
+		const fan =
+			fanout === undefined
+				? roots.height === undefined
+					? 0
+					: after
+				: fanout === 0
+					? 0
+					: checkCount("fanout", fanout, 2);
+		// [start | end | out (n i32: at most n/2 pairs) | height | work | flags]
 		const base = core.reserve(0);
 		const end = base + align16(4 * n);
 		const out = end + align16(4 * n);
-		const flags = out + align16(4 * n);
+		const height = out + align16(4 * n);
+		const work = height + align16(4 * n);
+		const flags = work + align16(WORK_BYTES_PER_ROOT * n);
 		core.reserve(flags + n - base);
 		const i32 = core.i32;
 		writeColumn("roots.start", roots.start, n, "i32", i32, base >>> 2);
 		writeColumn("roots.end", roots.end, n, "i32", i32, end >>> 2);
 		writeColumn("roots.flags", roots.flags, n, "u8", core.u8, flags);
-		const groupCount = x.selectConsolidation(base, end, flags, n, after, gap, out) >>> 0;
+		if (roots.height !== undefined) {
+			writeColumn("roots.height", roots.height, n, "i32", i32, height >>> 2);
+			for (let i = 0; i < n; i++) {
+				if (i32[(height >>> 2) + i] < 1) {
+					throw new RangeError(`pi-fold core: roots.height[${i}] must be >= 1, got ${i32[(height >>> 2) + i]}`);
+				}
+			}
+		}
+		const heights = roots.height === undefined ? 0 : height;
+		const groupCount = x.selectConsolidation(base, end, flags, n, after, gap, out, heights, fan, work) >>> 0;
 		if (groupCount === CONSOLIDATION_BAD_ROOTS) throw badRoots(x.consolidationBadRoot(), roots);
 		return {
 			groups: core.i32.slice(out >>> 2, (out >>> 2) + 2 * groupCount),

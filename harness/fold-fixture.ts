@@ -6,7 +6,7 @@ import { FoldLattice } from "../src/lattice/index.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
 import type { JournalOp } from "../src/session/journal.ts";
 import { persistFolds, type RecordIndex } from "../src/session/persist.ts";
-import { FoldStore } from "../src/store/index.ts";
+import { FoldStore, type StoreLayout } from "../src/store/index.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
 
 /** [first, last] positions of every complete tool batch: an assistant's calls and then all their results. */
@@ -32,7 +32,12 @@ export interface FoldedFixture {
 	consolidations: number;
 }
 
-export function foldEverything(sm: SessionManager, core: PiFoldCore, groupSize = 4): FoldedFixture {
+export function foldEverything(
+	sm: SessionManager,
+	core: PiFoldCore,
+	groupSize = 4,
+	layout: StoreLayout = "packs",
+): FoldedFixture {
 	const context = contextEntriesOf(sm.buildContextEntries(), core);
 	const created = FoldLattice.create(core, context.entries);
 	if (!created.ok) throw new Error(created.reason);
@@ -40,6 +45,7 @@ export function foldEverything(sm: SessionManager, core: PiFoldCore, groupSize =
 	const store = FoldStore.forSession(
 		{ sessionFile: sm.getSessionFile(), sessionDir: sm.getSessionDir(), sessionId: sm.getSessionId() },
 		core,
+		{ layout },
 	);
 	const journal = (op: JournalOp) => sm.appendCustomEntry(RECORD_TYPE, op);
 	const records: RecordIndex = new Map();

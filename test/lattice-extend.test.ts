@@ -119,6 +119,7 @@ describe("ContextIndex.append", () => {
 				const entries = sketchedEntries(core, sketches);
 				let grown: ContextIndex | undefined;
 				let accepted: LatticeEntry[] = [];
+				const older: { index: ContextIndex; entries: LatticeEntry[]; held: readonly LatticeEntry[] }[] = [];
 				for (const chunk of chunked(entries, cuts)) {
 					const base = grown;
 					const next = tryIndex(() => (base ? base.append(chunk) : new ContextIndex(chunk)));
@@ -130,9 +131,16 @@ describe("ContextIndex.append", () => {
 						continue;
 					}
 					expect(typeof next).not.toBe("string");
+					if (base) older.push({ index: base, entries: accepted, held: base.entries });
 					grown = next as ContextIndex;
 					accepted = [...accepted, ...chunk];
 					expect(answers(grown)).toEqual(answers(fresh));
+					// The indexes it grew from share its storage: they still answer for their own entries only.
+					for (const o of older) {
+						expect(answers(o.index)).toEqual(answers(new ContextIndex(o.entries)));
+						// An entries array handed out never grows with a later append (callers compare them by identity).
+						expect(o.held.map((e) => e.id)).toEqual(o.entries.map((e) => e.id));
+					}
 					for (let s = 0; s < grown.size; s++) {
 						for (let e = s + 1; e <= grown.size; e++) {
 							expect(grown.spanProblem(s, e) === null, `[${s}, ${e})`).toBe(foldable(accepted, s, e));

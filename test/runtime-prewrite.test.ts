@@ -2,7 +2,7 @@
 // store in the background at turn_end, before any commit; the commit takes them as durable and
 // writes only its records, and a background write that failed (or whose object vanished) is
 // rewritten by the commit, which still lands only once every leaf is durable.
-import { unlinkSync } from "node:fs";
+import { renameSync } from "node:fs";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
@@ -10,6 +10,7 @@ import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/worklo
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { FoldStore } from "../src/store/index.ts";
+import { packHolding } from "./helpers/store-audit.ts";
 
 const STAGES = 10;
 const BUDGET = 14_000;
@@ -109,7 +110,9 @@ describe("leaf prewrites", () => {
 		const { h, rt } = await run((_rt, store, hashes) => {
 			if (removed) return;
 			removed = hashes[0];
-			unlinkSync(store.objects.pathOf(removed));
+			// Gone: the pack holding it (with the other leaves of its write) is moved out of the store's view.
+			const pack = packHolding(store, removed);
+			renameSync(pack, `${pack}.moved`);
 		});
 		try {
 			expect(removed).toBeDefined();

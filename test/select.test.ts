@@ -205,6 +205,7 @@ describe("selectCommit", () => {
 		expect([x.MARK_ELIGIBLE.value, x.MARK_PINNED.value]).toEqual([MARK_ELIGIBLE, MARK_PINNED]);
 		// Mirrored privately in bindings/select.ts (scratch per mark, the bad-roots answer).
 		expect(x.COMMIT_WORK_BYTES_PER_MARK.value).toBe(16);
+		expect(x.CONSOLIDATION_WORK_BYTES_PER_ROOT.value).toBe(24);
 		expect(x.CONSOLIDATION_BAD_ROOTS.value >>> 0).toBe(0xffff_ffff);
 	});
 });

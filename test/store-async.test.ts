@@ -26,6 +26,8 @@ import { auditStore, storeNames } from "./helpers/store-audit.ts";
 const WRITER = new URL("./fixtures/store-writer-async.ts", import.meta.url).pathname;
 const SET_SEED = 0xa5e7;
 const core = nodeCore();
+/** The layout of one file per object, whose files these tests look at under their final names. */
+const LOOSE = { layout: "loose" } as const;
 const scratch = mkdtempSync(join(tmpdir(), "pi-fold-async-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -41,8 +43,8 @@ async function errorOf(f: () => unknown): Promise<unknown> {
 describe("async store writes", () => {
 	it("store the same verified, read-only files as the sync path; a second put writes nothing", async () => {
 		const spans = objectSpecs(SET_SEED, 150).map(objectBytes);
-		const sync = new FoldStore(join(scratch, "sync"), core);
-		const async = new FoldStore(join(scratch, "async"), core);
+		const sync = new FoldStore(join(scratch, "sync"), core, LOOSE);
+		const async = new FoldStore(join(scratch, "async"), core, LOOSE);
 		const expected = sync.putLeaves(spans);
 		// Duplicates in one batch are written once.
 		expect(await async.putLeavesAsync([...spans, spans[0]])).toEqual([...expected, expected[0]]);
@@ -53,14 +55,14 @@ describe("async store writes", () => {
 			expect(lstatSync(async.objects.pathOf(hash)).mode & 0o777).toBe(0o444);
 		}
 		expect(storeNames(async).temps).toEqual([]);
-		const again = new FoldStore(async.root, core);
+		const again = new FoldStore(async.root, core, LOOSE);
 		expect(await again.putLeavesAsync(spans)).toEqual(expected);
 		expect(again.objects.stats.written).toBe(0);
 		expect(again.objects.stats.alreadyPresent).toBe(new Set(expected).size);
 	});
 
 	it("never replaces an existing final name; a corrupt one is set aside and rewritten, as on the sync path", async () => {
-		const store = new FoldStore(join(scratch, "existing"), core);
+		const store = new FoldStore(join(scratch, "existing"), core, LOOSE);
 		const good = new TextEncoder().encode("the real bytes");
 		const hash = sha256Hex(good);
 		const dir = join(store.objects.dir, hash.slice(0, 2));
@@ -80,7 +82,7 @@ describe("async store writes", () => {
 
 	it("fails like the sync path when a directory cannot be made, and publishes nothing", async () => {
 		const root = join(scratch, "blocked");
-		const store = new FoldStore(root, core);
+		const store = new FoldStore(root, core, LOOSE);
 		mkdirSync(root, { recursive: true });
 		writeFileSync(store.objects.dir, "a file where the objects directory should be");
 		const spans = objectSpecs(SET_SEED + 1, 5).map(objectBytes);
@@ -90,14 +92,16 @@ describe("async store writes", () => {
 		expect((asyncErr as Error).message).toBe((syncErr as Error).message);
 		expect(readdirSync(root)).toEqual(["objects"]);
 	});
+});
 
+describe.each(["loose", "packs"] as const)("async writer crash safety, %s layout", (layout) => {
 	it("leaves no partial file under a final name across repeated SIGKILLs of an async writer", async () => {
 		const COUNT = 120;
 		const KILLS = 20;
 		const specs = objectSpecs(SET_SEED, COUNT);
 		const hashes = specs.map((s) => sha256Hex(objectBytes(s)));
 		const expected = new Set(hashes);
-		const store = new FoldStore(join(scratch, "killed"), core);
+		const store = new FoldStore(join(scratch, `killed-${layout}`), core, { layout });
 		const next = rng(0xbeef);
 		let previous = new Set<string>();
 		for (let k = 0; k < KILLS; k++) {
@@ -105,7 +109,7 @@ describe("async store writes", () => {
 			const child = spawn(
 				process.execPath,
 				[WRITER, store.root, String(SET_SEED), String(COUNT), String(k + 1), missing],
-				{ stdio: ["ignore", "pipe", "pipe"] },
+				{ stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, STORE_LAYOUT: layout } },
 			);
 			const exit = waitExit(child);
 			await new Promise<void>((resolve, reject) => {
@@ -122,7 +126,7 @@ describe("async store writes", () => {
 			previous = new Set(finals);
 		}
 		// A fresh async writer finishes the set; leftover temps do not disturb it.
-		const fresh = new FoldStore(store.root, core);
+		const fresh = new FoldStore(store.root, core, { layout });
 		expect(await fresh.putLeavesAsync(specs.map(objectBytes))).toEqual(hashes);
 		expect(fresh.objects.stats.alreadyPresent).toBe(previous.size);
 		expect(fresh.objects.list()).toEqual([...expected].sort());

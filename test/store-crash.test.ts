@@ -1,6 +1,7 @@
 // Crash safety and concurrency of the store with real child processes (Node 22, the real Wasm
-// core, real fsync/link): a writer SIGKILLed at random points never leaves a partial file under a
-// final name, and two writers racing on the same objects both succeed with one verified file each.
+// core, real fsync/link), for both layouts: a writer SIGKILLed at random points never leaves a
+// partial file under a final name (a loose file or a pack), and two writers racing on the same
+// objects both succeed, each object published once.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,7 +9,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { type ContentStats, FoldStore } from "../src/store/index.ts";
+import { type ContentStats, FoldStore, type StoreLayout } from "../src/store/index.ts";
 import { objectBytes, objectSpecs, randInt, rng, sha256Hex } from "./fixtures/store-data.ts";
 import { auditStore } from "./helpers/store-audit.ts";
 
@@ -26,12 +27,20 @@ interface Writer {
 	exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; lines: string[]; stderr: string }>;
 }
 
-function startWriter(root: string, count: number, orderSeed: number, mode: "loop" | "once", missing = ""): Writer {
+function startWriter(
+	layout: StoreLayout,
+	root: string,
+	count: number,
+	orderSeed: number,
+	mode: "loop" | "once",
+	missing = "",
+): Writer {
 	const child = spawn(
 		process.execPath,
 		[WRITER, root, String(SET_SEED), String(count), String(orderSeed), mode, missing],
 		{
 			stdio: ["pipe", "pipe", "pipe"],
+			env: { ...process.env, STORE_LAYOUT: layout },
 		},
 	);
 	let stderr = "";
@@ -62,20 +71,20 @@ function startWriter(root: string, count: number, orderSeed: number, mode: "loop
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe("store crash safety", () => {
+describe.each(["loose", "packs"] as const)("store crash safety, %s layout", (layout) => {
 	it("leaves no partial file under a final name across repeated SIGKILLs; a fresh writer completes the set", async () => {
 		const COUNT = 120;
 		const KILLS = 30;
 		const specs = objectSpecs(SET_SEED, COUNT);
 		const hashes = specs.map((s) => sha256Hex(objectBytes(s)));
 		const expected = new Set(hashes);
-		const store = new FoldStore(join(scratch, "killed"), core);
+		const store = new FoldStore(join(scratch, `killed-${layout}`), core, { layout });
 		const next = rng(0xdead);
 		let previous = new Set<string>();
 		let tempsSeen = 0;
 		for (let k = 0; k < KILLS; k++) {
 			const missing = hashes.flatMap((h, i) => (previous.has(h) ? [] : [i])).join(",");
-			const writer = startWriter(store.root, COUNT, k + 1, "loop", missing);
+			const writer = startWriter(layout, store.root, COUNT, k + 1, "loop", missing);
 			await writer.ready;
 			await sleep(randInt(next, 0, 90));
 			writer.child.kill("SIGKILL");
@@ -89,11 +98,11 @@ describe("store crash safety", () => {
 			previous = new Set(finals);
 		}
 		console.log(
-			`crash: ${KILLS} kills; ${previous.size}/${expected.size} objects published by killed writers; up to ${tempsSeen} leftover temp files`,
+			`crash (${layout}): ${KILLS} kills; ${previous.size}/${expected.size} objects published by killed writers; up to ${tempsSeen} leftover temp files`,
 		);
 
 		// A fresh writer finishes the same set; leftover temps do not disturb it.
-		const fresh = new FoldStore(store.root, core);
+		const fresh = new FoldStore(store.root, core, { layout });
 		expect(fresh.putLeaves(specs.map(objectBytes))).toEqual(hashes);
 		expect(fresh.objects.stats.written + fresh.objects.stats.alreadyPresent).toBe(expected.size);
 		expect(fresh.objects.stats.alreadyPresent).toBe(previous.size);
@@ -107,8 +116,11 @@ describe("store crash safety", () => {
 		const specs = objectSpecs(SET_SEED, COUNT);
 		const hashes = specs.map((s) => sha256Hex(objectBytes(s)));
 		const expected = new Set(hashes);
-		const store = new FoldStore(join(scratch, "raced"), core);
-		const writers = [startWriter(store.root, COUNT, 7, "once"), startWriter(store.root, COUNT, 7, "once")];
+		const store = new FoldStore(join(scratch, `raced-${layout}`), core, { layout });
+		const writers = [
+			startWriter(layout, store.root, COUNT, 7, "once"),
+			startWriter(layout, store.root, COUNT, 7, "once"),
+		];
 		await Promise.all(writers.map((w) => w.ready));
 		for (const w of writers) w.child.stdin!.write("go\n"); // as close to simultaneous as two pipes get
 		const results = await Promise.all(writers.map((w) => w.exit));
@@ -124,7 +136,7 @@ describe("store crash safety", () => {
 		expect(sum((s) => s.written)).toBe(expected.size);
 		expect(sum((s) => s.alreadyPresent + s.raced)).toBe(expected.size);
 		console.log(
-			`race: written ${stats.map((s) => s.written)}, found ${stats.map((s) => s.alreadyPresent)}, lost a link race ${stats.map((s) => s.raced)}`,
+			`race (${layout}): written ${stats.map((s) => s.written)}, found ${stats.map((s) => s.alreadyPresent)}, lost a link race ${stats.map((s) => s.raced)}`,
 		);
 		const { finals, temps } = auditStore(store, expected);
 		expect(temps).toEqual([]); // both finished: each removed its own temp files

@@ -7,7 +7,7 @@
 // folds at the next commit like an ephemeral peek and the window is never rewritten by it; the
 // same results after the session is reopened; a corrupted store object named like peek names it,
 // the other folds still searched.
-import { chmodSync, cpSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { cpSync } from "node:fs";
 import { join, relative } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +20,7 @@ import { parseOptions } from "../src/host/options.ts";
 import { FoldActions } from "../src/operations/actions.ts";
 import { FoldRuntime } from "../src/runtime/runtime.ts";
 import type { SearchAnswer } from "../src/search/search.ts";
+import { FoldStore } from "../src/store/index.ts";
 import { TREE_PAGE } from "../src/tool/status.ts";
 import {
 	call,
@@ -36,6 +37,7 @@ import {
 } from "./helpers/fold-agent.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf } from "./helpers/requests.ts";
+import { flipInPack } from "./helpers/store-audit.ts";
 
 const STAGES = 14;
 const values = plantValues(STAGES, 4, 21);
@@ -227,9 +229,8 @@ describe("search on a real session", () => {
 		const victim = r0.answer.hits.find((h) => h.tool === "bash");
 		if (!victim) throw new Error("no hit to corrupt");
 		const hash = leafHashOf(probe, victim.entryId);
-		const object = findObject(dir, hash);
-		chmodSync(object, 0o644);
-		writeFileSync(object, "corrupted");
+		const sm = SessionManager.open(copy);
+		flipInPack(FoldStore.forSession({ sessionFile: copy, sessionId: sm.getSessionId() }, nodeCore()), hash);
 		const fresh = reopened(copy);
 		const r = fresh.search({ query: "check value", limit: 30 });
 		if (!r.ok) throw new Error(r.reason);
@@ -263,22 +264,6 @@ function leafHashOf(actions: FoldActions, entryId: string): string {
 	const e = actions.lattice()?.entries.find((x) => x.id === entryId);
 	if (!e) throw new Error(`no entry ${entryId}`);
 	return e.hash;
-}
-
-function findObject(dir: string, hash: string): string {
-	const walk = (d: string): string | undefined => {
-		for (const name of readdirSync(d)) {
-			const p = join(d, name);
-			if (statSync(p).isDirectory()) {
-				const found = walk(p);
-				if (found) return found;
-			} else if (name === hash && d.endsWith(join("objects", hash.slice(0, 2)))) return p;
-		}
-		return undefined;
-	};
-	const found = walk(dir);
-	if (!found) throw new Error(`no store object ${hash}`);
-	return found;
 }
 
 /** An answer without its timing. */

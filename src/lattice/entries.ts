@@ -2,6 +2,7 @@
 // that depend only on them (system entries, tool batches). Positions are indices in this list.
 import { fromHex } from "../../bindings/hex.ts";
 import { type HexHash, isHexHash } from "../fold-types.ts";
+import { type Backing, copyBacking, emptyBacking, reserve } from "./entry-backing.ts";
 import { refuse, show } from "./outcome.ts";
 
 export type EntryRole = "user" | "assistant" | "toolResult" | "custom" | "system" | "other";
@@ -47,6 +48,19 @@ function claim(map: Map<string, number | number[]>, key: string, p: number): voi
 	if (known === undefined) map.set(key, p);
 	else if (typeof known === "number") map.set(key, [known, p]);
 	else known.push(p);
+}
+
+/** The claims the entries bear out (`holds`), below `n`, ascending, each once. */
+function validClaims(
+	claims: number | readonly number[] | undefined,
+	n: number,
+	holds: (p: number) => boolean,
+): number[] {
+	if (claims === undefined) return [];
+	if (typeof claims === "number") return claims < n && holds(claims) ? [claims] : [];
+	const out = claims.filter((p) => p < n && holds(p));
+	for (let i = 1; i < out.length; i++) if (out[i] <= out[i - 1]) return [...new Set(out)].sort((a, b) => a - b);
+	return out;
 }
 
 function checkEntry(e: unknown, i: number): LatticeEntry {
@@ -102,17 +116,13 @@ export interface ToolBatches {
 
 /** The entries, indexed for O(1) position lookups and O(span) span checks; appending costs O(new). */
 export class ContextIndex implements ToolBatches {
-	readonly entries: readonly LatticeEntry[];
-	/** Entry digests as bytes, for fold identities. */
-	readonly digests: readonly Uint8Array[];
-	/** Positions of the system entries, ascending. */
-	readonly #systems: readonly number[];
-	/** The positions every entry at p must share a fold with: [toolLo[p], toolHi[p]] (p itself when none). */
-	readonly #toolLo: Int32Array;
-	readonly #toolHi: Int32Array;
-	/** 1 when one of p's tool calls lacks its call or its result in the context. */
-	readonly #toolOpen: Uint8Array;
+	readonly #b: Backing;
+	/** How many positions this index has. */
+	readonly #n: number;
+	/** How many of the backing's system positions are this index's. */
+	readonly #systemCount: number;
 	readonly #claims: Claims;
+	#ownEntries: readonly LatticeEntry[] | undefined;
 
 	/**
 	 * Check and index the entries; throws `Refused` naming the first bad entry. With `base` (use
@@ -135,32 +145,12 @@ export class ContextIndex implements ToolBatches {
 			if (seen !== undefined) refuse(`entries at positions ${seen} and ${from + k} share the id ${show(e.id)}`);
 			fresh.set(e.id, from + k);
 		});
-		const entries = base ? [...base.entries, ...added] : added;
-		const n = entries.length;
-		this.entries = Object.freeze(entries);
-		this.digests = Object.freeze([...(base?.digests ?? []), ...added.map((e) => fromHex(e.hash))]);
-		const systems: number[] = [];
-		added.forEach((e, k) => {
-			if (e.role === "system") systems.push(from + k);
-		});
-		const baseSystems = base ? base.#systems : [];
-		this.#systems = systems.length === 0 ? baseSystems : Object.freeze([...baseSystems, ...systems]);
-
-		// Earlier positions keep their values unless an appended entry joins one of their tool groups.
-		this.#toolLo = new Int32Array(n);
-		this.#toolHi = new Int32Array(n);
-		this.#toolOpen = new Uint8Array(n);
-		if (base) {
-			this.#toolLo.set(base.#toolLo);
-			this.#toolHi.set(base.#toolHi);
-			this.#toolOpen.set(base.#toolOpen);
-		}
-		for (let p = from; p < n; p++) {
-			this.#toolLo[p] = p;
-			this.#toolHi[p] = p;
-		}
+		const n = from + added.length;
 		const claims = base ? base.#claims : { positions: new Map(), calls: new Map(), results: new Map() };
 		this.#claims = claims;
+		this.#n = n;
+		// Claims first (they are validated against entries, so stale ones are harmless), then the
+		// groups the new entries touch: their members are the positions whose tool spans change.
 		const touched = new Set<string>();
 		added.forEach((e, k) => {
 			const p = from + k;
@@ -174,13 +164,13 @@ export class ContextIndex implements ToolBatches {
 				touched.add(e.toolCallId);
 			}
 		});
-		// Recompute every member of a touched group from all of its groups (lo, hi and open).
+		const view = (p: number) => (p < from ? (base as ContextIndex).#entryAt(p) : added[p - from]);
 		const groups = new Map<string, { lo: number; hi: number; open: boolean; members: number[] }>();
 		const group = (c: string) => {
 			let g = groups.get(c);
 			if (!g) {
-				const calls = this.calls(c);
-				const results = this.results(c);
+				const calls = validClaims(claims.calls.get(c), n, (p) => view(p).toolCallIds?.includes(c) ?? false);
+				const results = validClaims(claims.results.get(c), n, (p) => view(p).toolCallId === c);
 				const members = calls.length === 0 ? results : results.length === 0 ? calls : [...calls, ...results];
 				let lo = members[0];
 				let hi = members[0];
@@ -195,11 +185,36 @@ export class ContextIndex implements ToolBatches {
 		};
 		const affected = new Set<number>();
 		for (const c of touched) for (const p of group(c).members) affected.add(p);
+
+		// Share the backing when this append only writes past its end; else take a copy of our own.
+		let earlier = false;
+		for (const p of affected) if (p < from) earlier = true;
+		const baseB = base === undefined ? undefined : base.#b;
+		const b =
+			baseB && baseB.entries.length === from && !earlier
+				? baseB
+				: baseB && base
+					? copyBacking(baseB, from, base.#systemCount, n)
+					: emptyBacking(Math.max(n, 16));
+		reserve(b, n);
+		b.entries.push(...added);
+		for (const e of added) b.digests.push(fromHex(e.hash));
+		added.forEach((e, k) => {
+			if (e.role === "system") b.systems.push(from + k);
+		});
+		this.#systemCount = b.systems.length;
+		this.#b = b;
+		for (let p = from; p < n; p++) {
+			b.toolLo[p] = p;
+			b.toolHi[p] = p;
+			b.toolOpen[p] = 0;
+		}
+		// Recompute every member of a touched group from all of its groups (lo, hi and open).
 		for (const p of affected) {
 			let lo = p;
 			let hi = p;
 			let open = 0;
-			const e = entries[p];
+			const e = view(p);
 			for (const c of e.toolCallIds ?? []) {
 				const g = group(c);
 				lo = Math.min(lo, g.lo);
@@ -212,10 +227,34 @@ export class ContextIndex implements ToolBatches {
 				hi = Math.max(hi, g.hi);
 				if (g.open) open = 1;
 			}
-			this.#toolLo[p] = lo;
-			this.#toolHi[p] = hi;
-			this.#toolOpen[p] = open;
+			b.toolLo[p] = lo;
+			b.toolHi[p] = hi;
+			b.toolOpen[p] = open;
 		}
+	}
+
+	/**
+	 * The entries, in order: an array of this index's own, copied once from the shared storage when
+	 * first read (never the storage itself, which later appends grow: a caller may keep it, and
+	 * compare it by identity, for as long as it likes).
+	 */
+	get entries(): readonly LatticeEntry[] {
+		this.#ownEntries ??= this.#b.entries.slice(0, this.#n);
+		return this.#ownEntries;
+	}
+
+	/** Entry digests as bytes, in order (for fold identities use `digest`). */
+	get digests(): readonly Uint8Array[] {
+		return this.#b.digests.slice(0, this.#n);
+	}
+
+	/** The digest of the entry at p, as bytes. */
+	digest(p: number): Uint8Array {
+		return this.#b.digests[p];
+	}
+
+	#entryAt(p: number): LatticeEntry {
+		return this.#b.entries[p];
 	}
 
 	/** This index followed by `entries` (checked as the constructor checks them); this index is unchanged. */
@@ -225,22 +264,16 @@ export class ContextIndex implements ToolBatches {
 
 	/** Positions of the entries making tool call `callId`, ascending. */
 	calls(callId: string): number[] {
-		return this.#valid(this.#claims.calls.get(callId), (e) => e.toolCallIds?.includes(callId) ?? false);
+		return validClaims(
+			this.#claims.calls.get(callId),
+			this.#n,
+			(p) => this.#entryAt(p).toolCallIds?.includes(callId) ?? false,
+		);
 	}
 
 	/** Positions of the results answering tool call `callId`, ascending. */
 	results(callId: string): number[] {
-		return this.#valid(this.#claims.results.get(callId), (e) => e.toolCallId === callId);
-	}
-
-	/** The claims this index's entries bear out, ascending, each once. */
-	#valid(claims: number | readonly number[] | undefined, holds: (e: LatticeEntry) => boolean): number[] {
-		if (claims === undefined) return [];
-		const n = this.entries.length;
-		if (typeof claims === "number") return claims < n && holds(this.entries[claims]) ? [claims] : [];
-		const out = claims.filter((p) => p < n && holds(this.entries[p]));
-		for (let i = 1; i < out.length; i++) if (out[i] <= out[i - 1]) return [...new Set(out)].sort((a, b) => a - b);
-		return out;
+		return validClaims(this.#claims.results.get(callId), this.#n, (p) => this.#entryAt(p).toolCallId === callId);
 	}
 
 	/** Every position mentioning tool call `callId` (calls, then results). */
@@ -249,41 +282,41 @@ export class ContextIndex implements ToolBatches {
 	}
 
 	get size(): number {
-		return this.entries.length;
+		return this.#n;
 	}
 
 	toolLo(p: number): number {
-		return this.#toolLo[p];
+		return this.#b.toolLo[p];
 	}
 
 	toolHi(p: number): number {
-		return this.#toolHi[p];
+		return this.#b.toolHi[p];
 	}
 
 	toolOpen(p: number): boolean {
-		return this.#toolOpen[p] === 1;
+		return this.#b.toolOpen[p] === 1;
 	}
 
 	position(entryId: string): number | undefined {
 		const claims = this.#claims.positions.get(entryId);
 		if (claims === undefined) return undefined;
-		const n = this.entries.length;
-		if (typeof claims === "number") return claims < n && this.entries[claims].id === entryId ? claims : undefined;
-		for (const p of claims) if (p < n && this.entries[p].id === entryId) return p;
+		const n = this.#n;
+		if (typeof claims === "number") return claims < n && this.#entryAt(claims).id === entryId ? claims : undefined;
+		for (const p of claims) if (p < n && this.#entryAt(p).id === entryId) return p;
 		return undefined;
 	}
 
 	/** The first system entry at or after p (size when none): a binary search over the few system entries. */
 	#nextSystem(p: number): number {
-		const sys = this.#systems;
+		const sys = this.#b.systems;
 		let lo = 0;
-		let hi = sys.length;
+		let hi = this.#systemCount;
 		while (lo < hi) {
 			const mid = (lo + hi) >>> 1;
 			if (sys[mid] < p) lo = mid + 1;
 			else hi = mid;
 		}
-		return lo < sys.length ? sys[lo] : this.entries.length;
+		return lo < this.#systemCount ? sys[lo] : this.#n;
 	}
 
 	/** The position of an entry named by the caller, or a refusal naming what was wrong with it. */
@@ -298,12 +331,12 @@ export class ContextIndex implements ToolBatches {
 
 	/** `entry "id" (position p)`, for reasons. */
 	label(p: number): string {
-		return `entry ${show(this.entries[p].id)} (position ${p})`;
+		return `entry ${show(this.#entryAt(p).id)} (position ${p})`;
 	}
 
 	/** `[s, e) (entries "a".."b")`, for reasons. */
 	spanLabel(s: number, e: number): string {
-		return `[${s}, ${e}) (entries ${show(this.entries[s].id)}..${show(this.entries[e - 1].id)})`;
+		return `[${s}, ${e}) (entries ${show(this.#entryAt(s).id)}..${show(this.#entryAt(e - 1).id)})`;
 	}
 
 	/** Why [s, e) can never be one fold's span (a system entry, a split tool batch), or null. */
@@ -311,8 +344,9 @@ export class ContextIndex implements ToolBatches {
 		const sys = this.#nextSystem(s);
 		if (sys < e)
 			return `the span ${this.spanLabel(s, e)} contains system ${this.label(sys)}: system entries never fold`;
+		const b = this.#b;
 		for (let p = s; p < e; p++) {
-			if (this.#toolOpen[p] === 0 && this.#toolLo[p] >= s && this.#toolHi[p] < e) continue;
+			if (b.toolOpen[p] === 0 && b.toolLo[p] >= s && b.toolHi[p] < e) continue;
 			return this.#toolProblem(p, s, e);
 		}
 		return null;
@@ -320,7 +354,7 @@ export class ContextIndex implements ToolBatches {
 
 	/** The first tool call of entry p that [s, e) fails to hold whole, in words. */
 	#toolProblem(p: number, s: number, e: number): string {
-		const entry = this.entries[p];
+		const entry = this.#entryAt(p);
 		const span = `the span ${this.spanLabel(s, e)}`;
 		for (const c of entry.toolCallIds ?? []) {
 			const g = { calls: this.calls(c), results: this.results(c) };

@@ -27,9 +27,10 @@ export interface FoldSpec {
 }
 
 /**
- * A fold in the built structure. Span, identity and tree links are fixed for its lifetime; kind,
- * state, brief and provenance are attributes an operation may change in place (none of them enters
- * the identity).
+ * A fold in the built structure. Span, identity and children are fixed for its lifetime, and so is
+ * its slot; its parent changes only when a new fold is laid over it (it was a root). Kind, state,
+ * brief and provenance are attributes an operation may change in place (none of them enters the
+ * identity).
  */
 export interface FoldNode {
 	readonly id: FoldId;
@@ -42,13 +43,14 @@ export interface FoldNode {
 	/** Positions, [start, end). */
 	readonly start: number;
 	readonly end: number;
-	/** Index in pre-order. */
-	readonly index: number;
-	/** Pre-order index of the parent, -1 for a root. */
-	readonly parent: number;
-	readonly depth: number;
-	/** Direct children in order: a leaf as its position p (>= 0), a fold as -(index + 1). */
+	/** Index in the structure's nodes. */
+	readonly slot: number;
+	/** Slot of the parent, -1 for a root. */
+	parent: number;
+	/** Direct children in order: a leaf as its position p (>= 0), a fold as -(slot + 1). */
 	readonly kids: readonly number[];
+	/** Levels of folds in it: 1 with leaves only, else one more than its highest child fold. */
+	readonly height: number;
 }
 
 /** A fold as the lattice hands it out: plain data, detached from the lattice. */
@@ -75,9 +77,11 @@ export interface RootSpan {
 	readonly end: number;
 }
 
-export { foldIdOf } from "../fold-types.ts";
+import { foldIdOf } from "../fold-types.ts";
 
-/** Encoded kid -> fold index, for kids < 0. */
+export { foldIdOf };
+
+/** Encoded kid -> fold slot, for kids < 0. */
 export function kidFold(kid: number): number {
 	return -kid - 1;
 }
@@ -90,6 +94,17 @@ export function compareSpans(a: { start: number; end: number }, b: { start: numb
 /** `committed fold f0123456789 [3, 7)` / `pending mark f... [3, 7)`, for reasons. */
 export function describeFold(f: FoldNode): string {
 	return `${f.state === "pending" ? "pending mark" : `${f.state} fold`} ${f.id} [${f.start}, ${f.end})`;
+}
+
+/** A node for `spec` with the identity, place and children the builder found for it. */
+export function nodeOf(
+	s: FoldSpec,
+	identityBytes: Uint8Array,
+	identity: HexHash,
+	at: { slot: number; parent: number; kids: readonly number[]; height: number },
+): FoldNode {
+	const { start, end, kind, state, brief, provenance } = s;
+	return { id: foldIdOf(identity), identity, identityBytes, kind, state, brief, provenance, start, end, ...at };
 }
 
 export function specOf(f: FoldNode): FoldSpec {

@@ -1,7 +1,8 @@
 // The fold lattice over one branch's context: folds over contiguous spans of entries, nested
 // without partial overlap. Every operation applies whole or refuses with a reason and changes
-// nothing: an operation computes its change on a copy (validated by the Wasm core whenever the
-// fold set changes), and only a complete change is swapped in.
+// nothing: an operation computes its change first (validated by the Wasm core whenever the fold
+// set changes), and only a complete change is applied. Growth (an append, new marks, a
+// consolidation) is applied in place at the cost of what it adds; removing folds rebuilds.
 import type { FoldId } from "../fold-types.ts";
 import { ContextIndex, type LatticeEntry, type ToolBatches } from "./entries.ts";
 import type { FoldLeaf, FoldView, RootSpan, WindowItem } from "./fold.ts";
@@ -24,8 +25,16 @@ import { type PinResult, pin, unpin } from "./ops/pins.ts";
 import { type ReboundaryOptions, type ReboundaryResult, reboundary } from "./ops/reboundary.ts";
 import { type CommitResult, commit, type ExpandResult, expand, refold } from "./ops/states.ts";
 import { type Outcome, Refused } from "./outcome.ts";
-import { buildStructure, type LatticeColumns, type LatticeCore, type Structure } from "./structure.ts";
-import { copyColumns, type LatticeSnapshot, leavesOf, pinnedIds, snapshotOf, viewOf } from "./views.ts";
+import {
+	buildStructure,
+	columnsOf,
+	copyStructure,
+	type LatticeColumns,
+	type LatticeCore,
+	preorderOf,
+	type Structure,
+} from "./structure.ts";
+import { type LatticeSnapshot, leavesOf, pinnedIds, snapshotOf, viewOf } from "./views.ts";
 import { visibleRootsOf, windowOf } from "./window.ts";
 
 /** Run a step that may refuse (throw `Refused`); anything else thrown is reported, never rethrown. */
@@ -77,16 +86,12 @@ export class FoldLattice {
 
 	/**
 	 * An independent copy, O(folds): a change on either never shows on the other. It shares what
-	 * no operation writes in place (the context index, which only ever grows into a new index;
-	 * the structure's arrays, columns and child lists, replaced whole on change; the pin set, also
-	 * replaced whole) and copies the fold nodes, whose state, kind and brief change in place.
+	 * no operation writes in place (the context index, which only ever grows into a new index; the
+	 * nodes' child lists; the pin set, replaced whole) and copies the structure, which growth
+	 * changes in place, and the fold nodes, whose state, kind, brief and parent change in place.
 	 */
 	clone(): FoldLattice {
-		const s = this.#structure;
-		const folds = s.folds.map((f) => ({ ...f }));
-		const byId = new Map(folds.map((f) => [f.id, f]));
-		const structure: Structure = { folds, byId, top: s.top, innermost: s.innermost, columns: s.columns };
-		return new FoldLattice(this.#core, this.#ctx, structure, this.#pins);
+		return new FoldLattice(this.#core, this.#ctx, copyStructure(this.#structure, this.#ctx.size), this.#pins);
 	}
 
 	get #data(): LatticeData {
@@ -172,7 +177,7 @@ export class FoldLattice {
 		return attempt("extend", () => {
 			const change = extend(this.#data, entries);
 			this.#ctx = change.ctx;
-			if (change.structure) this.#structure = change.structure;
+			change.apply?.();
 			return change.result;
 		});
 	}
@@ -193,9 +198,19 @@ export class FoldLattice {
 	 * only (no FoldView with its children is built), for callers that read the top level often.
 	 */
 	rootSpans(from = 0): RootSpan[] {
+		const { roots, nodes } = this.#structure;
+		// Roots are disjoint and in order, so their ends ascend: the first ending after `from` by bisection.
+		let lo = 0;
+		let hi = roots.length;
+		while (lo < hi) {
+			const mid = (lo + hi) >>> 1;
+			if (nodes[roots[mid]].end <= from) lo = mid + 1;
+			else hi = mid;
+		}
 		const out: RootSpan[] = [];
-		for (const f of this.#structure.folds) {
-			if (f.parent === -1 && f.end > from) out.push({ id: f.id, state: f.state, start: f.start, end: f.end });
+		for (let i = lo; i < roots.length; i++) {
+			const f = nodes[roots[i]];
+			out.push({ id: f.id, state: f.state, start: f.start, end: f.end });
 		}
 		return out;
 	}
@@ -207,16 +222,25 @@ export class FoldLattice {
 
 	/** Every fold, in pre-order (transcript order, outer before inner). */
 	folds(): FoldView[] {
-		return this.#structure.folds.map((f) => viewOf(f, this.#structure, this.#ctx));
+		return preorderOf(this.#structure).map((f) => viewOf(f, this.#structure, this.#ctx));
 	}
 
+	/** The pending marks, in transcript order (marks are always roots). */
 	pending(): FoldView[] {
-		return this.#structure.folds.filter((f) => f.state === "pending").map((f) => viewOf(f, this.#structure, this.#ctx));
+		const { roots, nodes } = this.#structure;
+		return roots.flatMap((slot) =>
+			nodes[slot].state === "pending" ? [viewOf(nodes[slot], this.#structure, this.#ctx)] : [],
+		);
 	}
 
 	/** Pinned entry ids, in transcript order. */
 	pins(): string[] {
 		return pinnedIds(this.#pins, this.#ctx);
+	}
+
+	/** Levels of folds in a fold (1 when it holds leaves only), undefined for an unknown id. */
+	height(id: FoldId): number | undefined {
+		return this.#structure.byId.get(id)?.height;
 	}
 
 	/** Every entry a fold covers, in order, with its hash. */
@@ -230,7 +254,7 @@ export class FoldLattice {
 		const p = this.#ctx.position(entryId);
 		if (p === undefined) return undefined;
 		const i = this.#structure.innermost[p];
-		return i === -1 ? null : this.#structure.folds[i].id;
+		return i === -1 ? null : this.#structure.nodes[i].id;
 	}
 
 	/** Exactly what the model sees, in order. */
@@ -245,7 +269,7 @@ export class FoldLattice {
 
 	/** Pre-order columns, as validateLattice takes them. */
 	columns(): LatticeColumns {
-		return copyColumns(this.#structure.columns);
+		return columnsOf(this.#structure, this.#ctx.size);
 	}
 
 	snapshot(): LatticeSnapshot {

@@ -5,7 +5,7 @@ import type { BriefProvenance, FoldId, FoldKind, FoldState } from "../fold-types
 import type { ContextIndex } from "./entries.ts";
 import { compareSpans, type FoldSpec } from "./fold.ts";
 import { refuse, show } from "./outcome.ts";
-import { buildStructure, foldAtSpan, type LatticeCore, type Structure } from "./structure.ts";
+import { buildStructure, foldAtSpan, type LatticeCore, preorderOf, type Structure } from "./structure.ts";
 import { pinnedIds } from "./views.ts";
 import { BRIEF_MAX_CHARS, briefLength, isFoldKind, isFoldState, isProvenance } from "./vocabulary.ts";
 
@@ -33,7 +33,7 @@ export function saveOf(structure: Structure, pins: ReadonlySet<number>, ctx: Con
 	return {
 		format: "pi-fold.lattice",
 		v: 1,
-		folds: structure.folds.map((f) => ({
+		folds: preorderOf(structure).map((f) => ({
 			id: f.id,
 			from: ctx.entries[f.start].id,
 			to: ctx.entries[f.end - 1].id,

@@ -1,7 +1,7 @@
 // Plain, detached descriptions of the lattice for callers and tests.
 import type { ContextIndex } from "./entries.ts";
 import { type FoldChild, type FoldLeaf, type FoldNode, type FoldView, kidFold } from "./fold.ts";
-import type { LatticeColumns, Structure } from "./structure.ts";
+import { depthOf, preorderOf, type Structure } from "./structure.ts";
 
 export function viewOf(f: FoldNode, structure: Structure, ctx: ContextIndex): FoldView {
 	return {
@@ -13,11 +13,11 @@ export function viewOf(f: FoldNode, structure: Structure, ctx: ContextIndex): Fo
 		provenance: f.provenance,
 		start: f.start,
 		end: f.end,
-		parent: f.parent === -1 ? null : structure.folds[f.parent].id,
-		depth: f.depth,
+		parent: f.parent === -1 ? null : structure.nodes[f.parent].id,
+		depth: depthOf(structure, f),
 		children: f.kids.map(
 			(k): FoldChild =>
-				k >= 0 ? { type: "leaf", entryId: ctx.entries[k].id } : { type: "fold", id: structure.folds[kidFold(k)].id },
+				k >= 0 ? { type: "leaf", entryId: ctx.entries[k].id } : { type: "fold", id: structure.nodes[kidFold(k)].id },
 		),
 	};
 }
@@ -25,16 +25,6 @@ export function viewOf(f: FoldNode, structure: Structure, ctx: ContextIndex): Fo
 /** Every entry of a fold's span, in order. */
 export function leavesOf(f: FoldNode, ctx: ContextIndex): FoldLeaf[] {
 	return ctx.entries.slice(f.start, f.end).map((e) => ({ entryId: e.id, hash: e.hash }));
-}
-
-export function copyColumns(c: LatticeColumns): LatticeColumns {
-	return {
-		start: c.start.slice(),
-		end: c.end.slice(),
-		parent: c.parent.slice(),
-		depth: c.depth.slice(),
-		leafCount: c.leafCount,
-	};
 }
 
 /** The whole state as plain data: deep-equal snapshots mean equal lattices. */
@@ -53,7 +43,7 @@ export function pinnedIds(pins: ReadonlySet<number>, ctx: ContextIndex): string[
 export function snapshotOf(structure: Structure, pins: ReadonlySet<number>, ctx: ContextIndex): LatticeSnapshot {
 	return {
 		leafCount: ctx.size,
-		folds: structure.folds.map((f) => viewOf(f, structure, ctx)),
+		folds: preorderOf(structure).map((f) => viewOf(f, structure, ctx)),
 		pins: pinnedIds(pins, ctx),
 	};
 }

@@ -3,21 +3,33 @@
 // itself, its span shows as if it were not there.
 import type { FoldId } from "../fold-types.ts";
 import type { ContextIndex } from "./entries.ts";
-import { kidFold, type WindowItem } from "./fold.ts";
-import type { Structure } from "./structure.ts";
+import { type FoldNode, kidFold, type WindowItem } from "./fold.ts";
+import { rootOf, type Structure } from "./structure.ts";
 
 export function windowOf(structure: Structure, ctx: ContextIndex): WindowItem[] {
 	const out: WindowItem[] = [];
-	const show = (kid: number): void => {
-		if (kid >= 0) {
-			out.push({ type: "raw", entryId: ctx.entries[kid].id });
+	const show = (f: FoldNode): void => {
+		if (f.state === "committed") {
+			out.push({ type: "fold", id: f.id });
 			return;
 		}
-		const f = structure.folds[kidFold(kid)];
-		if (f.state === "committed") out.push({ type: "fold", id: f.id });
-		else for (const k of f.kids) show(k);
+		for (const k of f.kids) {
+			if (k >= 0) out.push({ type: "raw", entryId: ctx.entries[k].id });
+			else show(structure.nodes[kidFold(k)]);
+		}
 	};
-	for (const kid of structure.top) show(kid);
+	// The top level in order: raw leaves no fold covers, and each root once, at its start.
+	for (let p = 0; p < ctx.size; ) {
+		const i = structure.innermost[p];
+		if (i === -1) {
+			out.push({ type: "raw", entryId: ctx.entries[p].id });
+			p++;
+			continue;
+		}
+		const root = rootOf(structure, structure.nodes[i]);
+		show(root);
+		p = root.end;
+	}
 	return out;
 }
 
@@ -28,9 +40,8 @@ export function windowOf(structure: Structure, ctx: ContextIndex): WindowItem[] 
  */
 export function visibleRootsOf(structure: Structure): FoldId[] {
 	const out: FoldId[] = [];
-	for (const kid of structure.top) {
-		if (kid >= 0) continue;
-		const f = structure.folds[kidFold(kid)];
+	for (const slot of structure.roots) {
+		const f = structure.nodes[slot];
 		if (f.state === "committed") out.push(f.id);
 	}
 	return out;

@@ -83,13 +83,18 @@ export function adoptFold(target: FoldStore, sources: readonly FoldStore[], reco
 	const source = sources.find((s) => s.records.has(record));
 	if (!source) return false;
 	const verified = source.verifyFold(record); // the whole fold, leaves included, checked in the source
-	target.putLeaves(verified.leaves.map((l) => l.bytes));
+	// One batch: the leaves, then each record after its children.
+	const batch = target.batch();
+	batch.putLeaves(verified.leaves.map((l) => l.bytes));
+	const copied = new Set<HexHash>();
 	const copy = (hash: HexHash): void => {
-		if (target.records.has(hash)) return;
+		if (copied.has(hash) || target.records.has(hash)) return;
+		copied.add(hash);
 		const r = source.readRecord(hash);
 		for (const child of r.children) if (child.type === "fold") copy(child.record);
-		target.putRecord(r);
+		batch.putRecords([r]);
 	};
 	copy(record);
+	batch.commitSync();
 	return true;
 }

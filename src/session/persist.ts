@@ -1,9 +1,10 @@
 // Writing folds to the store before anything shows them: leaf objects first, then the records in
 // waves (a fold's nested child folds in an earlier wave than the fold), so a record never names
-// missing bytes. One plan serves both writers; the async one runs the fsyncs concurrently.
+// missing bytes. All of it goes into one store batch (one pack file), durable before `written`
+// learns any of it. One plan serves both writers; the async one runs the fsyncs off the main thread.
 import type { FoldId, FoldRecord, HexHash, RecordChild } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
-import type { FoldStore } from "../store/index.ts";
+import type { FoldStore, StoreBatch } from "../store/index.ts";
 import { errorMessage } from "../vocabulary.ts";
 import type { ContextEntries } from "./context-entries.ts";
 import type { CommittedFold } from "./journal.ts";
@@ -17,8 +18,8 @@ interface WritePlan {
 	/** The content hash of each leaf, same order. */
 	leafHashes: HexHash[];
 	waves: FoldId[][];
-	/** The record of a fold, once every child fold of it is in `written`. */
-	recordOf(id: FoldId): FoldRecord;
+	/** The record of a fold, once `recordHash` knows every child fold of it. */
+	recordOf(id: FoldId, recordHash: (id: FoldId) => HexHash | undefined): FoldRecord;
 }
 
 function planWrites(
@@ -59,11 +60,11 @@ function planWrites(
 	};
 	for (const id of ids) visit(id);
 
-	const recordOf = (id: FoldId): FoldRecord => {
+	const recordOf = (id: FoldId, recordHash: (id: FoldId) => HexHash | undefined): FoldRecord => {
 		const fold = get(id);
 		const children: RecordChild[] = fold.children.map((child) => {
 			if (child.type === "fold") {
-				const record = written.get(child.id);
+				const record = recordHash(child.id);
 				if (!record) throw new Error(`fold ${child.id} (in ${id}) was not written first`);
 				return { type: "fold", id: child.id, identity: get(child.id).identity, record };
 			}
@@ -97,6 +98,26 @@ function committedFolds(lattice: FoldLattice, ids: readonly FoldId[], written: R
 }
 
 /**
+ * Stage a plan's leaves (all of them, or `leaves` when given) and records, wave by wave, in one
+ * batch; returns the record hash of each fold staged, for `written` once the batch is durable.
+ */
+function stagePlan(
+	batch: StoreBatch,
+	plan: WritePlan,
+	written: RecordIndex,
+	leaves = plan.leaves,
+): Map<FoldId, HexHash> {
+	if (leaves.length > 0) batch.putLeaves(leaves);
+	const staged = new Map<FoldId, HexHash>();
+	const recordHash = (id: FoldId) => staged.get(id) ?? written.get(id);
+	for (const wave of plan.waves) {
+		const hashes = batch.putRecords(wave.map((id) => plan.recordOf(id, recordHash)));
+		for (let i = 0; i < wave.length; i++) staged.set(wave[i], hashes[i]);
+	}
+	return staged;
+}
+
+/**
  * Write the folds `ids` (and any nested fold not written yet) to the store; returns what a
  * commit record names for each: its record hash and the brief it shows.
  */
@@ -108,11 +129,10 @@ export function persistFolds(
 	written: RecordIndex,
 ): CommittedFold[] {
 	const plan = planWrites(lattice, context, ids, written);
-	if (plan.leaves.length > 0) store.putLeaves(plan.leaves);
-	for (const wave of plan.waves) {
-		const hashes = store.putRecords(wave.map(plan.recordOf));
-		for (let i = 0; i < wave.length; i++) written.set(wave[i], hashes[i]);
-	}
+	const batch = store.batch();
+	const staged = stagePlan(batch, plan, written);
+	batch.commitSync();
+	for (const [id, hash] of staged) written.set(id, hash);
 	return committedFolds(lattice, ids, written);
 }
 
@@ -138,11 +158,10 @@ export async function persistFoldsAsync(
 	const plan = planWrites(lattice, context, ids, written);
 	const durable = prewritten && plan.leaves.length > 0 ? await prewritten(plan.leafHashes) : new Set<HexHash>();
 	const leaves = plan.leaves.filter((_, i) => !durable.has(plan.leafHashes[i]));
-	if (leaves.length > 0) await store.putLeavesAsync(leaves);
-	for (const wave of plan.waves) {
-		const hashes = await store.putRecordsAsync(wave.map(plan.recordOf));
-		for (let i = 0; i < wave.length; i++) written.set(wave[i], hashes[i]);
-	}
+	const batch = store.batch();
+	const staged = stagePlan(batch, plan, written, leaves);
+	await batch.commit();
+	for (const [id, hash] of staged) written.set(id, hash);
 	return committedFolds(lattice, ids, written);
 }
 
@@ -199,13 +218,15 @@ export function rewriteRecord(
 		if (plan.waves.length !== 1 || plan.waves[0].length !== 1) {
 			return { ok: false, reason: "a fold nested in it has no record either" };
 		}
-		const record = plan.recordOf(id);
+		const record = plan.recordOf(id, (child) => written.get(child));
 		const hash = store.recordHash(record);
 		if (hash !== expected) {
 			return { ok: false, reason: `the session's copy of its entries makes record ${hash}, not ${expected}` };
 		}
-		if (plan.leaves.length > 0) store.putLeaves(plan.leaves);
-		store.putRecords([record]);
+		const batch = store.batch();
+		if (plan.leaves.length > 0) batch.putLeaves(plan.leaves);
+		batch.putRecords([record]);
+		batch.commitSync();
 		return { ok: true };
 	} catch (err) {
 		return { ok: false, reason: errorMessage(err) };

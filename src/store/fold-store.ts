@@ -1,16 +1,21 @@
 // The fold store of one session: leaf objects and fold records, both content-addressed, under
-//   <directory of the session file>/pi-fold/<session id>/{objects,records}/<2 hex>/<64 hex>
-// A fold can be verified from the store alone: its record names every child by hash, and its
-// identity is recomputed from the verified leaves up.
+//   <directory of the session file>/pi-fold/<session id>/
+// in pack files (packs/<64 hex>.pack: one per write batch, pack-format.ts) and, for stores written
+// before packs, loose files ({objects,records}/<2 hex>/<64 hex>); both are read alike. A fold can
+// be verified from the store alone: its record names every child by hash, and its identity is
+// recomputed from the verified leaves up.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { DIGEST_BYTES, fromHexInto, type PiFoldCore, type Span, toHex } from "../../bindings/index.ts";
 import type { FoldId, FoldRecord, HexHash, RecordChild } from "../fold-types.ts";
+import { contextPrefix, type Quarantined, type ReadContext, type ReadRequest } from "./content.ts";
 import { StoreError } from "./errors.ts";
 import { checkFoldId, checkHash, checkSessionId } from "./ids.ts";
-import { ContentStore, contextPrefix, type Quarantined, type ReadContext, type ReadRequest } from "./objects.ts";
+import { ContentStore } from "./objects.ts";
+import { PackSet } from "./packs.ts";
 import { decodeRecord, encodeRecord, validateRecord } from "./records.ts";
+import { StoreBatch } from "./store-batch.ts";
 
 /** The directory name beside the session file. */
 export const STORE_DIR_NAME = "pi-fold";
@@ -74,6 +79,24 @@ export interface VerifyLimits {
  */
 export const VERIFY_LIMITS: VerifyLimits = { maxDepth: 1024, maxLeaves: 1_000_000 };
 
+/**
+ * Where new writes go: "packs" (one pack file per write batch; the default) or "loose" (one file per
+ * object, the layout of stores written before packs). Both are always read.
+ */
+export type StoreLayout = "packs" | "loose";
+
+export interface StoreOptions {
+	layout?: StoreLayout;
+}
+
+/** What a batch holds so far, for the checks of the records staged after it. */
+export interface StagedLookup {
+	/** The length of a leaf object staged in the batch (its bytes hash to `hash`). */
+	leafLength(hash: HexHash): number | undefined;
+	/** A record staged in the batch, decoded. */
+	record(hash: HexHash): FoldRecord | undefined;
+}
+
 let processTempDir: string | undefined;
 
 /** One temporary directory per process for sessions without a file. Never removed (nothing is). */
@@ -84,34 +107,48 @@ function processTemp(): string {
 
 export class FoldStore {
 	readonly root: string;
+	readonly layout: StoreLayout;
+	/** The pack files (undefined for a store writing the loose layout, which then reads no packs either). */
+	readonly packs: PackSet | undefined;
 	readonly objects: ContentStore;
 	readonly records: ContentStore;
 	readonly #core: PiFoldCore;
 
 	/** A store at `root` (created lazily, on the first write). */
-	constructor(root: string, core: PiFoldCore) {
+	constructor(root: string, core: PiFoldCore, opts: StoreOptions = {}) {
 		this.root = resolve(root);
-		this.objects = new ContentStore(join(this.root, "objects"), "object", core);
-		this.records = new ContentStore(join(this.root, "records"), "record", core);
+		this.layout = opts.layout ?? "packs";
+		this.packs = this.layout === "packs" ? new PackSet(join(this.root, "packs"), core) : undefined;
+		this.objects = new ContentStore(join(this.root, "objects"), "object", core, this.packs);
+		this.records = new ContentStore(join(this.root, "records"), "record", core, this.packs);
 		this.#core = core;
 	}
 
 	/** The store of a Pi session: next to its file, or in the process's temp dir if it has none. */
-	static forSession(location: SessionLocation, core: PiFoldCore): FoldStore {
+	static forSession(location: SessionLocation, core: PiFoldCore, opts: StoreOptions = {}): FoldStore {
 		const id = checkSessionId(location.sessionId);
-		if (location.sessionFile === undefined || location.sessionFile === "") return FoldStore.temporary(core, id);
-		return new FoldStore(join(dirname(resolve(location.sessionFile)), STORE_DIR_NAME, id), core);
+		if (location.sessionFile === undefined || location.sessionFile === "") return FoldStore.temporary(core, id, opts);
+		return new FoldStore(join(dirname(resolve(location.sessionFile)), STORE_DIR_NAME, id), core, opts);
 	}
 
 	/** A store in a temporary directory created once per process (for `--no-session`). */
-	static temporary(core: PiFoldCore, sessionId = "no-session"): FoldStore {
-		return new FoldStore(join(processTemp(), STORE_DIR_NAME, checkSessionId(sessionId)), core);
+	static temporary(core: PiFoldCore, sessionId = "no-session", opts: StoreOptions = {}): FoldStore {
+		return new FoldStore(join(processTemp(), STORE_DIR_NAME, checkSessionId(sessionId)), core, opts);
 	}
 
-	/** Be told of every damaged file this store sets aside (objects and records alike). */
+	/** Be told of every damaged file this store sets aside (objects, records and packs alike). */
 	onQuarantine(report: (q: Quarantined) => void): void {
 		this.objects.onQuarantine = report;
 		this.records.onQuarantine = report;
+		if (this.packs) this.packs.onQuarantine = report;
+	}
+
+	/**
+	 * A write batch: leaves and records staged together (each record checked against the store and
+	 * what the batch holds), then written at once, as one pack, durable when commit returns.
+	 */
+	batch(): StoreBatch {
+		return new StoreBatch(this);
 	}
 
 	/** Store the exact bytes of session entries (strings as UTF-8); returns their hashes, in order. */
@@ -155,6 +192,14 @@ export class FoldStore {
 
 	/** The checks of putRecord; returns the record's canonical bytes. */
 	#checkedRecord(record: FoldRecord): Uint8Array {
+		return this.checkRecord(record);
+	}
+
+	/**
+	 * The checks of putRecord, with leaves and child records staged in a batch counting as stored
+	 * (their bytes are in hand, hashed): returns the record's canonical bytes, or throws.
+	 */
+	checkRecord(record: FoldRecord, staged?: StagedLookup): Uint8Array {
 		const where = "fold record to store";
 		const canonical = validateRecord(record, where);
 		const trail = [canonical.id];
@@ -168,8 +213,27 @@ export class FoldStore {
 		}
 		const leafReads: ReadRequest[] = [];
 		for (const child of canonical.children) {
-			if (child.type === "leaf") leafReads.push({ hash: child.hash, ctx: this.#leafContext(trail, child) });
-			else this.#loadChild(trail, child);
+			if (child.type === "fold") {
+				const inBatch = staged?.record(child.record);
+				if (inBatch) this.#checkStated([...trail, child.id], child.record, inBatch, child);
+				else this.#loadChild(trail, child);
+				continue;
+			}
+			const known = staged?.leafLength(child.hash);
+			if (known === undefined) leafReads.push({ hash: child.hash, ctx: this.#leafContext(trail, child) });
+			else if (known !== child.bytes) {
+				throw new StoreError(
+					"BAD_RECORD",
+					`${contextPrefix(this.#leafContext(trail, child))}object ${child.hash} verifies but the record says ${child.bytes} bytes and it has ${known}`,
+					{
+						fold: canonical.id,
+						entry: child.entryId,
+						expected: child.hash,
+						expectedBytes: child.bytes,
+						actualBytes: known,
+					},
+				);
+			}
 		}
 		this.objects.readMany(leafReads);
 		return encodeRecord(canonical, where);

@@ -2,12 +2,15 @@
 
 export { FOLD_ID_HEX_DIGITS, isFoldId, isHexHash } from "../fold-types.ts";
 export { FINAL_MODE, finalNameOfTemp, isTempName } from "./atomic.ts";
+export type { ContentKind, ContentStats, Quarantined, ReadContext, ReadRequest } from "./content.ts";
 export { isStoreError, StoreError, type StoreErrorCode, type StoreErrorFields } from "./errors.ts";
 export {
 	type ExpectedFold,
 	FoldStore,
 	type SessionLocation,
 	STORE_DIR_NAME,
+	type StoreLayout,
+	type StoreOptions,
 	type VerifiedFold,
 	type VerifiedLeaf,
 } from "./fold-store.ts";
@@ -18,7 +21,10 @@ export {
 	checkSessionId,
 	foldIdOf,
 } from "./ids.ts";
-export { type ContentKind, type ContentStats, ContentStore, type ReadContext, type ReadRequest } from "./objects.ts";
+export { isQuarantineName } from "./loose.ts";
+export { ContentStore } from "./objects.ts";
+export { isPackQuarantineName } from "./pack-io.ts";
+export type { PackSet } from "./packs.ts";
 export {
 	decodeRecord,
 	encodeRecord,
@@ -27,3 +33,4 @@ export {
 	RECORD_VERSION,
 	validateRecord,
 } from "./records.ts";
+export { StoreBatch } from "./store-batch.ts";

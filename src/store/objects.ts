@@ -1,100 +1,42 @@
-// A content-addressed directory: files named by the SHA-256 of their bytes, fanned out by the
-// first two hex digits (`<dir>/ab/ab12...`), written once (atomic.ts) and verified on every read.
-import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, renameSync } from "node:fs";
-import { join, sep } from "node:path";
+// Content-addressed storage of one kind (leaf objects or fold records), verified on every read.
+// Two layouts, read alike: loose files (loose.ts: one file per object, what stores were before
+// packs) and entries of the store's pack files (packs.ts), where new writes go when the store has
+// packs. A hash may have several copies (a pack and a loose file, two packs): a read takes the
+// first that verifies.
+import { closeSync } from "node:fs";
 import { DIGEST_BYTES, type PiFoldCore, type Span, toHex } from "../../bindings/index.ts";
-import type { FoldId, HexHash } from "../fold-types.ts";
-import { isHexHash } from "../fold-types.ts";
-import { type PublishItem, type PublishOutcome, publishAll, publishAllAsync, syncDir } from "./atomic.ts";
-import { fsCode, ioError, StoreError, showValue } from "./errors.ts";
+import type { HexHash } from "../fold-types.ts";
+import { publishAll, publishAllAsync } from "./atomic.ts";
+import {
+	type ContentKind,
+	type ContentStats,
+	contextPrefix,
+	type Quarantined,
+	type ReadContext,
+	type ReadRequest,
+	type StagedWrite,
+	sameBytes,
+	spanBytes,
+	verifyProblem,
+} from "./content.ts";
+import { StoreError, showValue } from "./errors.ts";
 import { checkHash } from "./ids.ts";
+import { LooseFiles } from "./loose.ts";
+import type { PackItem } from "./pack-format.ts";
+import type { PackCopy, PackFile, PackSet } from "./packs.ts";
 
-/** On whose behalf a read happens (for error messages), and the length the caller expects. */
-export interface ReadContext {
-	/** The fold the read serves (the innermost one for nested folds). */
-	fold?: FoldId;
-	/** Outermost to innermost fold ids, for messages about nested folds; ends with `fold`. */
-	trail?: readonly FoldId[];
-	/** The session entry a leaf object holds. */
-	entry?: string;
-	/** Expected length in bytes (a leaf's `bytes`), so truncation is named as such. */
-	bytes?: number;
-}
-
-export interface ReadRequest {
-	hash: HexHash;
-	ctx?: ReadContext;
-}
-
-/** What this directory holds, for messages: "object 5e3a... is missing". */
-export type ContentKind = "object" | "record";
+export { isQuarantineName } from "./loose.ts";
 
 /** Hash batches are cut at this many bytes so the Wasm scratch memory stays bounded. */
 const HASH_BATCH_BYTES = 32 * 1024 * 1024;
 
-const FANOUT = /^[0-9a-f]{2}$/;
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** The missing-copy refusal, before its words are known. */
+const missing = { code: "MISSING" } as const;
 
-/** The message prefix naming the fold(s) and entry a read was for. */
-export function contextPrefix(ctx: ReadContext | undefined): string {
-	if (!ctx) return "";
-	let out = "";
-	if (ctx.trail && ctx.trail.length > 0) out += `fold ${ctx.trail.join(" > ")}: `;
-	else if (ctx.fold) out += `fold ${ctx.fold}: `;
-	if (ctx.entry !== undefined) out += `entry ${ctx.entry}: `;
-	return out;
-}
-
-function toBytes(span: Span, index: number): Uint8Array {
-	if (span instanceof Uint8Array) return span;
-	if (typeof span === "string") {
-		// UTF-8 cannot carry a lone surrogate; encoding would silently store U+FFFD instead.
-		if (LONE_SURROGATE.test(span)) {
-			throw new TypeError(`pi-fold store: span ${index} is not well-formed Unicode (lone surrogate); not stored`);
-		}
-		return Buffer.from(span, "utf8");
-	}
-	throw new TypeError(`pi-fold store: span ${index} is ${showValue(span)}, expected a string or Uint8Array`);
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-	return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
-}
-
-/** A damaged file set aside: renamed beside its final name (never deleted), then rewritten. */
-export interface Quarantined {
-	kind: ContentKind;
-	hash: HexHash;
-	/** Where it was, and the name it now has. */
-	file: string;
-	movedTo: string;
-	/** What was wrong with it. */
-	reason: string;
-}
-
-/** The suffix of a quarantined file's name: `<hash>.damaged-<ms>-<pid>-<8 hex>`. */
-const QUARANTINE_NAME = /^[0-9a-f]{64}\.damaged-\d+-\d+-[0-9a-f]{8}$/;
-
-export function isQuarantineName(name: string): boolean {
-	return QUARANTINE_NAME.test(name);
-}
-
-/** Counters since the store was opened in this process (for benchmarks and tests). */
-export interface ContentStats {
-	/** Files this process published (its link created the name). */
-	written: number;
-	bytesWritten: number;
-	/** Puts whose name already existed before we wrote anything (compared byte for byte). */
-	alreadyPresent: number;
-	/** Puts that lost a race: another writer linked the name between our check and our link. */
-	raced: number;
-	/** Files read and verified. */
-	read: number;
-	bytesRead: number;
-	/** Time spent hashing (ms) and the bytes hashed: what verification costs beyond I/O. */
-	hashMs: number;
-	bytesHashed: number;
+/** Of two failures for one read, the one to report: any other failure is worth more than MISSING. */
+function worse(known: StoreError | undefined, next: StoreError): StoreError {
+	if (known === undefined) return next;
+	return known.code === "MISSING" && next.code !== "MISSING" ? next : known;
 }
 
 export class ContentStore {
@@ -111,61 +53,45 @@ export class ContentStore {
 		bytesHashed: 0,
 	};
 	readonly #core: PiFoldCore;
-
 	readonly #field: string;
+	readonly #loose: LooseFiles;
 	/** Told of each damaged file this store set aside (the runtime reports it). */
 	onQuarantine: ((q: Quarantined) => void) | undefined;
 	/** Every damaged file this store set aside in this process. */
 	readonly quarantined: Quarantined[] = [];
+	/** The store's pack files: read besides the loose files, and where new writes go. */
+	readonly packs: PackSet | undefined;
 
-	constructor(dir: string, kind: ContentKind, core: PiFoldCore) {
+	constructor(dir: string, kind: ContentKind, core: PiFoldCore, packs?: PackSet) {
 		this.dir = dir;
 		this.kind = kind;
 		this.#core = core;
 		this.#field = `${kind} hash`;
+		this.packs = packs;
+		this.#loose = new LooseFiles(dir, kind, {
+			stats: this.stats,
+			hashAll: (spans) => this.hashAll(spans),
+			report: (q) => {
+				this.quarantined.push(q);
+				this.onQuarantine?.(q);
+			},
+		});
 	}
 
-	/** Where `hash` lives (validated first: a bad hash never reaches a path). */
+	/** Where `hash` lives as a loose file (validated first: a bad hash never reaches a path). */
 	pathOf(hash: HexHash): string {
-		checkHash(hash, this.#field);
-		// Plain concatenation: `dir` is already resolved and the hash is 64 hex digits.
-		return `${this.dir}${sep}${hash.slice(0, 2)}${sep}${hash}`;
+		return this.#loose.pathOf(hash);
 	}
 
-	/** Whether a regular file exists under the final name. Existence only: read() is what verifies. */
+	/** Whether a pack or a regular file under the final name holds it. Existence only: read() is what verifies. */
 	has(hash: HexHash): boolean {
-		return this.#nameState(hash) === "file";
+		checkHash(hash, this.#field);
+		return this.packs?.has(this.kind, hash) === true || this.#loose.nameState(hash) === "file";
 	}
 
-	/** What the final name holds: nothing, a regular file, or something else (never followed). */
-	#nameState(hash: HexHash): "absent" | "file" | "other" {
-		const path = this.pathOf(hash);
-		try {
-			return lstatSync(path).isFile() ? "file" : "other";
-		} catch (err) {
-			if (fsCode(err) === "ENOENT") return "absent";
-			throw ioError(`cannot stat ${this.kind}`, path, err);
-		}
-	}
-
-	/**
-	 * Set a damaged final file aside: rename it to a quarantine name in the same directory (a
-	 * rename moves a symlink itself, never its target), make that durable, and report it. Nothing
-	 * is deleted; the caller then publishes the right bytes under the final name.
-	 */
+	/** Set a damaged loose file aside under a quarantine name (see LooseFiles.quarantine). */
 	quarantine(hash: HexHash, reason: string): Quarantined {
-		const file = this.pathOf(hash);
-		const movedTo = `${file}.damaged-${Date.now()}-${process.pid}-${randomBytes(4).toString("hex")}`;
-		try {
-			renameSync(file, movedTo);
-			syncDir(join(this.dir, hash.slice(0, 2)));
-		} catch (err) {
-			throw ioError(`cannot set aside the damaged ${this.kind} (${reason})`, file, err, { expected: hash });
-		}
-		const q: Quarantined = { kind: this.kind, hash, file, movedTo, reason };
-		this.quarantined.push(q);
-		this.onQuarantine?.(q);
-		return q;
+		return this.#loose.quarantine(hash, reason);
 	}
 
 	/** SHA-256 of each span, hex, in batches (one core call per batch). */
@@ -194,213 +120,201 @@ export class ContentStore {
 	}
 
 	/**
-	 * Store many spans: one hashing batch, then each new file written once; every file is durable
-	 * when this returns. A name that already exists is compared byte for byte with what we would
-	 * have written; if it differs, the existing file is corrupt and is refused, never replaced.
+	 * Store many spans: one hashing batch, then what is not stored yet is written once (as one pack
+	 * when the store has packs, else as loose files); every byte is durable when this returns. A
+	 * copy already there is compared byte for byte with what we would have written; a damaged one
+	 * is set aside (a loose file renamed, a pack once its good entries are copied) and written again.
 	 */
 	putMany(spans: readonly Span[]): HexHash[] {
-		const batch = this.#prepare(spans);
-		this.#settle(batch.items, publishAll(batch.items));
+		if (this.packs) {
+			const staged = this.stage(spans);
+			staged.done(this.packs.publish(staged.items));
+			return staged.hashes;
+		}
+		const batch = this.#loose.prepare(spans);
+		this.#loose.settle(batch.items, publishAll(batch.items));
 		return batch.hashes;
 	}
 
 	/**
-	 * putMany with the writes' fsyncs run concurrently off the main thread (publishAllAsync): the
-	 * same checks, outcomes and errors, and every file is durable when the promise resolves.
+	 * putMany with the writes' fsyncs run concurrently off the main thread: the same checks,
+	 * outcomes and errors, and every byte is durable when the promise resolves.
 	 */
 	async putManyAsync(spans: readonly Span[]): Promise<HexHash[]> {
-		const batch = this.#prepare(spans);
-		this.#settle(batch.items, await publishAllAsync(batch.items));
+		if (this.packs) {
+			const staged = this.stage(spans);
+			staged.done(await this.packs.publishAsync(staged.items));
+			return staged.hashes;
+		}
+		const batch = this.#loose.prepare(spans);
+		this.#loose.settle(batch.items, await publishAllAsync(batch.items));
 		return batch.hashes;
 	}
 
-	/** Hash the spans and check the names already present; what is left is to be published. */
-	#prepare(spans: readonly Span[]): { hashes: HexHash[]; items: PublishItem[] } {
+	/**
+	 * For a store with packs: hash the spans and check the copies already there. Returns the hashes,
+	 * the entries a new pack must hold, and what to do once that pack is durable (count the writes,
+	 * set damaged loose copies aside). Writes nothing.
+	 */
+	stage(spans: readonly Span[]): StagedWrite {
 		if (!Array.isArray(spans)) throw new TypeError(`pi-fold store: putMany needs an array, got ${showValue(spans)}`);
-		const bytes = spans.map(toBytes);
+		const bytes = spans.map(spanBytes);
 		const hashes = this.hashAll(bytes);
-		const pending = new Map<HexHash, Uint8Array>();
+		const items: PackItem[] = [];
+		const damagedLoose: { hash: HexHash; reason: string }[] = [];
 		const seen = new Set<HexHash>();
 		for (let i = 0; i < hashes.length; i++) {
 			if (seen.has(hashes[i])) continue;
 			seen.add(hashes[i]);
-			const state = this.#nameState(hashes[i]);
-			if (state === "file") {
-				const damage = this.#damage(hashes[i], bytes[i]);
-				if (damage === undefined) {
-					this.stats.alreadyPresent++;
-					continue;
+			const found = this.#presentCopy(hashes[i], bytes[i]);
+			if (found.present) {
+				this.stats.alreadyPresent++;
+				continue;
+			}
+			if (found.looseDamage !== undefined) damagedLoose.push({ hash: hashes[i], reason: found.looseDamage });
+			items.push({ kind: this.kind, hash: hashes[i], bytes: bytes[i] });
+		}
+		return {
+			hashes,
+			lengths: bytes.map((b) => b.byteLength),
+			items,
+			done: (found) => {
+				for (const it of items) {
+					if (found?.has(`${it.kind}:${it.hash}`)) {
+						this.stats.raced++;
+						continue;
+					}
+					this.stats.written++;
+					this.stats.bytesWritten += it.bytes.byteLength;
 				}
-				// The bytes in hand hash to the name: a damaged copy is set aside and written again.
-				this.quarantine(hashes[i], damage);
-			} else if (state === "other") this.quarantine(hashes[i], "not a regular file");
-			pending.set(hashes[i], bytes[i]);
-		}
-		const items = [...pending].map(([hash, b]) => ({ dir: join(this.dir, hash.slice(0, 2)), name: hash, bytes: b }));
-		return { hashes, items };
-	}
-
-	/** Count what was written; "exists": another writer published the name between our check and our link. */
-	#settle(items: readonly PublishItem[], outcomes: readonly PublishOutcome[]): void {
-		outcomes.forEach((outcome, i) => {
-			if (outcome === "exists") {
-				this.#checkExisting(items[i].name, items[i].bytes);
-				this.stats.raced++;
-			} else {
-				this.stats.written++;
-				this.stats.bytesWritten += items[i].bytes.byteLength;
-			}
-		});
-	}
-
-	/** What is wrong with the existing final file, measured against the bytes it must hold; undefined if nothing. */
-	#damage(hash: HexHash, expected: Uint8Array): string | undefined {
-		let found: Uint8Array;
-		try {
-			found = this.#readRaw(hash, undefined);
-		} catch (err) {
-			if (err instanceof StoreError && err.code === "NOT_FILE") return "not a regular file";
-			throw err;
-		}
-		if (sameBytes(expected, found)) return undefined;
-		const [actual] = this.hashAll([found]);
-		return found.byteLength < expected.byteLength
-			? `truncated: ${found.byteLength} of ${expected.byteLength} bytes`
-			: `corrupt: its bytes hash to ${actual}`;
-	}
-
-	#checkExisting(hash: HexHash, expected: Uint8Array): void {
-		const found = this.#readRaw(hash, undefined);
-		if (sameBytes(expected, found)) return;
-		const [actual] = this.hashAll([found]);
-		const path = this.pathOf(hash);
-		const short = found.byteLength < expected.byteLength;
-		throw new StoreError(
-			short ? "TRUNCATED" : "MISMATCH",
-			`${this.kind} ${hash} already exists but is corrupt: expected sha256 ${hash}, found ${actual}` +
-				`${short ? ` (${expected.byteLength} bytes expected, ${found.byteLength} found)` : ""}` +
-				`; a stored file is never replaced, repair or move ${path} by hand`,
-			{
-				expected: hash,
-				actual,
-				expectedBytes: expected.byteLength,
-				actualBytes: found.byteLength,
-				file: path,
+				// The right bytes are durable in a pack now: the damaged loose file goes aside.
+				for (const d of damagedLoose) this.#loose.quarantine(d.hash, d.reason);
 			},
-		);
+		};
 	}
 
-	/**
-	 * The bytes under a final name. Only a regular file is read: a symlink is never followed and a
-	 * FIFO or device is never waited on (the open does not block), both refused as NOT_FILE.
-	 */
-	#readRaw(hash: HexHash, ctx: ReadContext | undefined): Uint8Array {
-		const path = this.pathOf(hash);
-		const fields = { fold: ctx?.fold, entry: ctx?.entry, expected: hash, file: path };
-		const notFile = (what: string) =>
-			new StoreError(
-				"NOT_FILE",
-				`${contextPrefix(ctx)}${this.kind} ${hash} is not a regular file (${what}): ${path}`,
-				fields,
-			);
-		let fd: number;
-		try {
-			fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-		} catch (err) {
-			if (fsCode(err) === "ENOENT") {
-				throw new StoreError("MISSING", `${contextPrefix(ctx)}${this.kind} ${hash} is missing (${path})`, fields);
+	/** Whether a good copy of `hash` is stored (compared byte for byte); marks damaged pack copies; names a damaged loose file. */
+	#presentCopy(hash: HexHash, expected: Uint8Array): { present: boolean; looseDamage?: string } {
+		for (const copy of this.packs?.copies(this.kind, hash) ?? []) {
+			let found: Uint8Array;
+			try {
+				found = this.packs!.read(copy);
+			} catch {
+				continue; // gone or unreadable: not a copy we can count on
 			}
-			if (fsCode(err) === "ELOOP") throw notFile("a symlink");
-			throw ioError(`${contextPrefix(ctx)}cannot read ${this.kind} ${hash} at`, path, err, fields);
+			if (sameBytes(expected, found)) return { present: true };
+			this.packs!.markDamaged(
+				copy.pack,
+				found.byteLength < expected.byteLength
+					? `${this.kind} ${hash} truncated: ${found.byteLength} of ${expected.byteLength} bytes`
+					: `${this.kind} ${hash} corrupt`,
+			);
 		}
-		try {
-			const stat = fstatSync(fd);
-			if (!stat.isFile()) throw notFile(stat.isDirectory() ? "a directory" : "a special file");
-			return readFileSync(fd);
-		} catch (err) {
-			if (err instanceof StoreError) throw err;
-			throw ioError(`${contextPrefix(ctx)}cannot read ${this.kind} ${hash} at`, path, err, fields);
-		} finally {
-			closeSync(fd);
-		}
+		const state = this.#loose.nameState(hash);
+		if (state === "absent") return { present: false };
+		if (state === "other") return { present: false, looseDamage: "not a regular file" };
+		const damage = this.#loose.damage(hash, expected);
+		return damage === undefined ? { present: true } : { present: false, looseDamage: damage };
 	}
 
-	/** Read one file, verified against its name (and against `ctx.bytes` when given). */
+	/** Read one, verified against its hash (and against `ctx.bytes` when given). */
 	read(hash: HexHash, ctx?: ReadContext): Uint8Array {
 		return this.readMany([{ hash, ctx }])[0];
 	}
 
 	/**
-	 * Read many files, each once, hashed in one batch, each verified. The first failure (in
-	 * request order: missing files first, as they are found while reading) is thrown.
+	 * Read many, each once, hashed in one batch, each verified. A hash with several copies (packs,
+	 * then the loose file) is served by the first that verifies; a pack copy that does not is
+	 * marked damaged. The first failure (in request order: missing ones first, as they are found
+	 * while reading) is thrown when no copy is left.
 	 */
 	readMany(requests: readonly ReadRequest[]): Uint8Array[] {
 		for (const { hash } of requests) checkHash(hash, this.#field);
-		const found = requests.map(({ hash, ctx }) => this.#readRaw(hash, ctx));
-		const digests = this.hashAll(found);
-		for (let i = 0; i < requests.length; i++) this.#verify(requests[i].hash, found[i], digests[i], requests[i].ctx);
-		this.stats.read += found.length;
-		for (const b of found) this.stats.bytesRead += b.byteLength;
-		return found;
+		const out: Uint8Array[] = new Array(requests.length);
+		const sources = requests.map(({ hash }) => this.#sources(hash));
+		const failed: (StoreError | undefined)[] = new Array(requests.length);
+		const fds = new Map<PackFile, number>();
+		let refreshed = false;
+		try {
+			for (let pending = requests.map((_, i) => i); pending.length > 0; ) {
+				const tried: { i: number; bytes: Uint8Array; copy: PackCopy | undefined }[] = [];
+				const next: number[] = [];
+				for (const i of pending) {
+					const { hash, ctx } = requests[i];
+					let source = sources[i].shift();
+					if (source === undefined && !refreshed && this.packs && (failed[i] ?? missing).code === "MISSING") {
+						// Another writer may have published a pack since the index was read.
+						refreshed = true;
+						this.packs.refresh();
+						sources[i] = this.#sources(hash).filter((c) => c !== "loose");
+						source = sources[i].shift();
+					}
+					if (source === undefined) throw failed[i] ?? this.#missing(hash, ctx);
+					try {
+						const bytes = source === "loose" ? this.#loose.readRaw(hash, ctx) : this.packs!.read(source, fds);
+						tried.push({ i, bytes, copy: source === "loose" ? undefined : source });
+					} catch (err) {
+						if (!(err instanceof StoreError)) throw err;
+						failed[i] = worse(failed[i], this.#readFailure(err, hash, ctx, source));
+						next.push(i);
+					}
+				}
+				const digests = this.hashAll(tried.map((t) => t.bytes));
+				tried.forEach(({ i, bytes, copy }, k) => {
+					const { hash, ctx } = requests[i];
+					const file = copy ? copy.pack.path : this.#loose.pathOf(hash);
+					const problem = verifyProblem(this.kind, hash, bytes, digests[k], ctx, file);
+					if (problem === undefined) {
+						out[i] = bytes;
+						return;
+					}
+					if (copy && problem.code !== "BAD_RECORD") this.packs!.markDamaged(copy.pack, problem.message);
+					// The bytes are right and the record is wrong: no other copy can help.
+					if (problem.code === "BAD_RECORD") sources[i] = [];
+					failed[i] = worse(failed[i], problem);
+					next.push(i);
+				});
+				pending = next;
+			}
+		} finally {
+			for (const fd of fds.values()) closeSync(fd);
+		}
+		this.stats.read += out.length;
+		for (const b of out) this.stats.bytesRead += b.byteLength;
+		return out;
 	}
 
-	#verify(hash: HexHash, bytes: Uint8Array, actual: HexHash, ctx: ReadContext | undefined): void {
-		const want = ctx?.bytes;
-		// The common case first: nothing to build for a good read.
-		if (actual === hash && (want === undefined || want === bytes.byteLength)) return;
-		const fields = {
+	/** Where `hash` may be: its pack copies, then the loose file. */
+	#sources(hash: HexHash): (PackCopy | "loose")[] {
+		return [...(this.packs?.copies(this.kind, hash) ?? []), "loose"];
+	}
+
+	/** A copy that could not be read, said for the object it was read for. */
+	#readFailure(err: StoreError, hash: HexHash, ctx: ReadContext | undefined, source: PackCopy | "loose"): StoreError {
+		if (source !== "loose") {
+			return new StoreError(err.code, `${contextPrefix(ctx)}${this.kind} ${hash}: ${err.message}`, {
+				fold: ctx?.fold,
+				entry: ctx?.entry,
+				expected: hash,
+				file: source.pack.path,
+			});
+		}
+		return err.code === "MISSING" && this.packs ? this.#missing(hash, ctx) : err;
+	}
+
+	#missing(hash: HexHash, ctx: ReadContext | undefined): StoreError {
+		const path = this.#loose.pathOf(hash);
+		const where = this.packs ? `no pack in ${this.packs.dir} holds it, nor ${path}` : path;
+		return new StoreError("MISSING", `${contextPrefix(ctx)}${this.kind} ${hash} is missing (${where})`, {
 			fold: ctx?.fold,
 			entry: ctx?.entry,
 			expected: hash,
-			actual,
-			expectedBytes: want,
-			actualBytes: bytes.byteLength,
-			file: join(this.dir, hash.slice(0, 2), hash),
-		};
-		const prefix = `${contextPrefix(ctx)}${this.kind} ${hash}`;
-		if (actual === hash) {
-			if (want === undefined || want === bytes.byteLength) return;
-			// The bytes are right; the length the record states for them is not.
-			throw new StoreError(
-				"BAD_RECORD",
-				`${prefix} verifies but the record says ${want} bytes and it has ${bytes.byteLength}`,
-				fields,
-			);
-		}
-		if (want !== undefined && bytes.byteLength < want) {
-			throw new StoreError(
-				"TRUNCATED",
-				`${prefix} is truncated: expected ${want} bytes, found ${bytes.byteLength} (expected sha256 ${hash}, found ${actual})`,
-				fields,
-			);
-		}
-		const lengths =
-			want !== undefined && want !== bytes.byteLength ? ` (${want} bytes expected, ${bytes.byteLength} found)` : "";
-		throw new StoreError(
-			"MISMATCH",
-			`${prefix} is corrupt: expected sha256 ${hash}, found ${actual}${lengths}`,
-			fields,
-		);
+			file: path,
+		});
 	}
 
-	/** Every hash stored under a final name, sorted. Temp files and stray names are ignored. */
+	/** Every hash stored (in a pack or under a final name), sorted. Temp files and stray names are ignored. */
 	list(): HexHash[] {
-		const out: HexHash[] = [];
-		for (const fan of this.#readDir(this.dir)) {
-			if (!FANOUT.test(fan)) continue;
-			for (const name of this.#readDir(join(this.dir, fan))) {
-				if (isHexHash(name) && name.startsWith(fan)) out.push(name);
-			}
-		}
-		return out.sort();
-	}
-
-	#readDir(dir: string): string[] {
-		try {
-			return readdirSync(dir);
-		} catch (err) {
-			if (fsCode(err) === "ENOENT" || fsCode(err) === "ENOTDIR") return [];
-			throw ioError(`cannot list ${this.kind}s in`, dir, err);
-		}
+		return [...new Set([...(this.packs?.list(this.kind) ?? []), ...this.#loose.list()])].sort();
 	}
 }

@@ -1,30 +1,39 @@
-// Damage the store and the session file of a folded session, then reopen it and keep working. A
-// corrupt or symlinked record is set aside (renamed beside it, never deleted) and written again
-// from the session's own bytes; when the session's copy changed too, the fold stays (the window
-// still hides its entries) and is listed as damaged; a fold whose entries were edited in the
-// session file stays reachable by the id its brief shows, served from the store's original bytes.
+// Damage the store and the session file of a folded session, then reopen it and keep working, for
+// a store in packs (what pi-fold writes) and one in the loose layout (what it wrote before packs).
+// A corrupt or symlinked record is set aside (a loose file renamed beside it; a pack renamed once
+// its good entries are written anew; never deleted) and written again from the session's own
+// bytes; when the session's copy changed too, the fold stays (the window still hides its entries)
+// and is listed as damaged; a fold whose entries were edited in the session file stays reachable by
+// the id its brief shows, served from the store's original bytes.
 import { readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeTempDirs } from "../../harness/pi-harness.ts";
 import { editedTargets, windowRepair } from "../../src/edits/reconcile.ts";
 import type { FoldId } from "../../src/fold-types.ts";
+import { isPackQuarantineName, type StoreLayout } from "../../src/store/index.ts";
 import { isQuarantineName } from "../../src/store/objects.ts";
 import { overwrite } from "../fixtures/store-data.ts";
+import { flipInPack, toLooseLayout } from "../helpers/store-audit.ts";
 import { auditFolds, type FoldedSession, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 
 afterAll(removeTempDirs);
 
-/** A folded session file, closed; its committed folds (root first) and their record hashes. */
-async function foldedFile(): Promise<{ file: string; records: [FoldId, string][] }> {
+/**
+ * A folded session file, closed; its committed folds (root first) and their record hashes. With
+ * layout "loose", its store is rewritten as an earlier pi-fold left stores: one file per object.
+ */
+async function foldedFile(layout: StoreLayout = "packs"): Promise<{ file: string; records: [FoldId, string][] }> {
 	const s = await foldedSession({ consolidateAfter: 20 });
 	await runWorkload(s, 12, { seed: 31 });
 	const rt = s.rt();
 	expect(rt.status().commits.length).toBeGreaterThanOrEqual(2);
 	const records = [...rt.records];
 	const file = s.h.session.sessionManager.getSessionFile() as string;
+	const root = rt.store?.root as string;
 	s.h.dispose();
+	if (layout === "loose") toLooseLayout(root);
 	return { file, records };
 }
 
@@ -52,8 +61,8 @@ async function reopenAndWork(file: string): Promise<FoldedSession> {
 }
 
 describe("a damaged store", () => {
-	it("a corrupt and a symlinked record are set aside and written again from the session; commits go on", async () => {
-		const { file, records } = await foldedFile();
+	it("loose layout: a corrupt and a symlinked record are set aside and written again from the session; commits go on", async () => {
+		const { file, records } = await foldedFile("loose");
 		const s0 = await foldedSession({ session: { open: file } });
 		const store = s0.rt().store;
 		s0.h.dispose();
@@ -89,40 +98,82 @@ describe("a damaged store", () => {
 		}
 	});
 
-	it("a damaged record whose session copy changed too: the fold stays, listed as damaged, never consolidated", async () => {
+	it("packs: two corrupt records are written again from the session with their packs' good entries; the packs are set aside", async () => {
 		const { file, records } = await foldedFile();
 		const s0 = await foldedSession({ session: { open: file } });
-		const rt0 = s0.rt();
-		const [idA, hashA] = records[0];
-		const fold = rt0.lattice?.get(idA);
-		const firstEntry = fold && rt0.view?.context.sources[fold.start];
-		const store = rt0.store;
+		const store = s0.rt().store;
 		s0.h.dispose();
-		if (!firstEntry || !store) throw new Error("no fold to damage");
-		overwrite(store.records.pathOf(hashA), "not a record");
-		editTimestamp(file, firstEntry.id);
+		if (!store) throw new Error("no store");
+		const [idA, hashA] = records[0];
+		const [idB, hashB] = records[records.length - 1];
+		const packs = [...new Set([flipInPack(store, hashA), flipInPack(store, hashB)])];
+		const bytes = new Map(packs.map((p) => [p, readFileSync(p)]));
 
-		const s = await foldedSession({ consolidateAfter: 2, session: { open: file } });
+		const s = await reopenAndWork(file);
 		try {
 			const rt = s.rt();
-			const damaged = rt.status().damaged;
-			expect(damaged).toHaveLength(1);
-			expect(damaged[0].reason).toMatch(/not repaired: the session's copy of its entries changed/);
-			// It is in the lattice (committed) under its new id, and the window agrees with the lattice.
-			const now = rt.view?.aliases.get(idA);
-			expect(now).toBeDefined();
-			expect(rt.lattice?.get(now as FoldId)?.state).toBe("committed");
+			const status = rt.status();
+			for (const id of [idA, idB]) {
+				expect(status.problems).toContainEqual(
+					expect.stringMatching(new RegExp(`fold ${id}: .*written again from the session's own bytes`)),
+				);
+			}
+			expect(status.problems.filter((p) => p.includes("set aside as"))).toHaveLength(packs.length);
+			expect(status.damaged).toEqual([]);
+			// Nothing deleted: each damaged pack is beside the new ones under a quarantine name, as it was.
+			for (const path of packs) {
+				const aside = readdirSync(dirname(path)).filter((n) => isPackQuarantineName(n) && n.startsWith(basename(path)));
+				expect(aside).toHaveLength(1);
+				expect(readFileSync(`${dirname(path)}/${aside[0]}`).equals(bytes.get(path) as Buffer)).toBe(true);
+			}
+			expect(status.commits.length).toBeGreaterThan(0);
+			expect(status.problems.filter((p) => p.includes("nothing folded"))).toEqual([]);
+			// Every fold verifies, the ones whose leaves were in the set-aside packs included.
+			auditFolds(rt, s.h.session.sessionManager);
 			windowAgrees(s);
-			await runWorkload(s, 8, { seed: 32, idPrefix: "r" });
-			expect(invalidRequests(s.h)).toEqual([]);
-			// Consolidation ran (consolidateAfter 2), and no new fold was built over the damaged one.
-			const held = rt.lattice?.get(now as FoldId);
-			expect(held?.parent ?? null).toBeNull();
-			expect(rt.status().commits.some((c) => c.consolidated.length > 0)).toBe(true);
 		} finally {
 			s.h.dispose();
 		}
 	});
+
+	it.each(["packs", "loose"] as const)(
+		"%s: a damaged record whose session copy changed too: the fold stays, listed as damaged, never consolidated",
+		async (layout) => {
+			const { file, records } = await foldedFile(layout);
+			const s0 = await foldedSession({ session: { open: file } });
+			const rt0 = s0.rt();
+			const [idA, hashA] = records[0];
+			const fold = rt0.lattice?.get(idA);
+			const firstEntry = fold && rt0.view?.context.sources[fold.start];
+			const store = rt0.store;
+			s0.h.dispose();
+			if (!firstEntry || !store) throw new Error("no fold to damage");
+			if (layout === "loose") overwrite(store.records.pathOf(hashA), "not a record");
+			else flipInPack(store, hashA);
+			editTimestamp(file, firstEntry.id);
+
+			const s = await foldedSession({ consolidateAfter: 2, session: { open: file } });
+			try {
+				const rt = s.rt();
+				const damaged = rt.status().damaged;
+				expect(damaged).toHaveLength(1);
+				expect(damaged[0].reason).toMatch(/not repaired: the session's copy of its entries changed/);
+				// It is in the lattice (committed) under its new id, and the window agrees with the lattice.
+				const now = rt.view?.aliases.get(idA);
+				expect(now).toBeDefined();
+				expect(rt.lattice?.get(now as FoldId)?.state).toBe("committed");
+				windowAgrees(s);
+				await runWorkload(s, 8, { seed: 32, idPrefix: "r" });
+				expect(invalidRequests(s.h)).toEqual([]);
+				// Consolidation ran (consolidateAfter 2), and no new fold was built over the damaged one.
+				const held = rt.lattice?.get(now as FoldId);
+				expect(held?.parent ?? null).toBeNull();
+				expect(rt.status().commits.some((c) => c.consolidated.length > 0)).toBe(true);
+			} finally {
+				s.h.dispose();
+			}
+		},
+	);
 });
 
 /** Change one entry's timestamp in the session file (as an editor or a sync tool might). */

@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { removeTempDirs } from "../../harness/pi-harness.ts";
 import type { FoldRecord } from "../../src/fold-types.ts";
-import { FoldStore } from "../../src/store/index.ts";
+import { StoreBatch } from "../../src/store/index.ts";
 import {
 	call,
 	callIdsOfEntry,
@@ -91,16 +91,22 @@ describe("a lone surrogate in the agent's brief", () => {
 
 describe("a fold that cannot be stored", () => {
 	it("is skipped and named; the other chosen folds commit in the same batch", async () => {
-		// The fault: one record cannot be written (a full disk for that file). Nothing in the session
-		// can cause this for one fold only, so the store's record writer is made to fail for it.
-		const original = FoldStore.prototype.putRecordsAsync;
+		// The fault: one record cannot be written (a full disk for that write). Nothing in the session
+		// can cause this for one fold only, so the store's write batches holding it are made to fail.
+		const stage = StoreBatch.prototype.putRecords;
+		const commit = StoreBatch.prototype.commit;
+		const doomed = new WeakSet<StoreBatch>();
 		let victim: string | undefined;
-		FoldStore.prototype.putRecordsAsync = function (records: readonly FoldRecord[]) {
+		StoreBatch.prototype.putRecords = function (this: StoreBatch, records: readonly FoldRecord[]) {
 			victim ??= records[0]?.id;
-			if (records.some((r) => r.id === victim)) {
+			if (records.some((r) => r.id === victim)) doomed.add(this);
+			return stage.call(this, records);
+		};
+		StoreBatch.prototype.commit = function (this: StoreBatch) {
+			if (doomed.has(this)) {
 				return Promise.reject(Object.assign(new Error(`ENOSPC: no space left on device, write`), { code: "ENOSPC" }));
 			}
-			return original.call(this, records);
+			return commit.call(this);
 		};
 		const s = await foldedSession();
 		try {
@@ -120,7 +126,8 @@ describe("a fold that cannot be stored", () => {
 			expect(auditFolds(rt, s.h.session.sessionManager)).toBeGreaterThan(0);
 			expect(invalidRequests(s.h)).toEqual([]);
 		} finally {
-			FoldStore.prototype.putRecordsAsync = original;
+			StoreBatch.prototype.putRecords = stage;
+			StoreBatch.prototype.commit = commit;
 			s.h.dispose();
 		}
 	});

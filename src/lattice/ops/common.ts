@@ -5,7 +5,7 @@ import type { FoldId } from "../../fold-types.ts";
 import type { ContextIndex } from "../entries.ts";
 import type { FoldNode } from "../fold.ts";
 import { refuse, show } from "../outcome.ts";
-import type { LatticeCore, Structure } from "../structure.ts";
+import { type LatticeCore, preorderOf, type Structure } from "../structure.ts";
 
 export interface LatticeData {
 	readonly core: LatticeCore;
@@ -63,14 +63,70 @@ export interface SpanRelations {
 	inside: FoldNode[];
 }
 
+/** How every fold stands to [s, e): a scan of them all (reboundary needs every fold inside). */
 export function relateSpan(structure: Structure, s: number, e: number): SpanRelations {
 	const rel: SpanRelations = { partial: [], containers: [], inside: [] };
-	for (const f of structure.folds) {
+	for (const f of preorderOf(structure)) {
 		if (f.end <= s || f.start >= e) continue;
 		if (f.start === s && f.end === e) rel.equal = f;
 		else if (f.start <= s && f.end >= e) rel.containers.push(f);
 		else if (f.start >= s && f.end <= e) rel.inside.push(f);
 		else rel.partial.push(f);
+	}
+	return rel;
+}
+
+/** What a new mark over [s, e) must know of the folds there: the first of each kind that refuses it. */
+export interface MarkRelations {
+	equal?: FoldNode;
+	/** The first fold, in pre-order, overlapping the span partially. */
+	partial?: FoldNode;
+	/** The innermost fold strictly containing the span. */
+	container?: FoldNode;
+	/** The first pending mark strictly inside the span. */
+	pendingInside?: FoldNode;
+}
+
+/**
+ * relateSpan's answers a mark needs, from the folds at the span's two ends and the roots inside it,
+ * without a scan of every fold. Laminar folds make it exact: a fold equal to, containing or
+ * partially overlapping [s, e) covers s or e - 1, so it is on the ancestor chain of one of them,
+ * and a pending mark is always a root.
+ */
+export function relateForMark(structure: Structure, s: number, e: number): MarkRelations {
+	const rel: MarkRelations = {};
+	const chain = (p: number): FoldNode[] => {
+		const out: FoldNode[] = [];
+		for (let i = structure.innermost[p]; i !== -1; i = structure.nodes[i].parent) out.push(structure.nodes[i]);
+		return out.reverse(); // outermost first, as in pre-order
+	};
+	for (const f of chain(s)) {
+		if (f.start === s && f.end === e) rel.equal = f;
+		else if (f.start <= s && f.end >= e) rel.container = f;
+		else if (f.start < s) rel.partial ??= f;
+	}
+	if (!rel.partial) {
+		for (const f of chain(e - 1)) {
+			if (f.start > s && f.end > e) {
+				rel.partial = f;
+				break;
+			}
+		}
+	}
+	const { roots, nodes } = structure;
+	let lo = 0;
+	let hi = roots.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >>> 1;
+		if (nodes[roots[mid]].start < s) lo = mid + 1;
+		else hi = mid;
+	}
+	for (let i = lo; i < roots.length && nodes[roots[i]].start < e; i++) {
+		const f = nodes[roots[i]];
+		if (f.state === "pending" && f.end <= e && !(f.start === s && f.end === e)) {
+			rel.pendingInside = f;
+			break;
+		}
 	}
 	return rel;
 }
@@ -82,7 +138,7 @@ export function isStanding(f: FoldNode): boolean {
 export function foldById(d: LatticeData, id: unknown): FoldNode {
 	if (typeof id !== "string") refuse(`a fold id must be a string, got ${show(id)}`);
 	const f = d.structure.byId.get(id);
-	if (!f) refuse(`unknown fold ${show(id)}: the lattice has no fold with that id (${d.structure.folds.length} folds)`);
+	if (!f) refuse(`unknown fold ${show(id)}: the lattice has no fold with that id (${d.structure.nodes.length} folds)`);
 	return f;
 }
 

@@ -4,8 +4,9 @@
 // unless the caller says otherwise.
 import type { BriefProvenance, FoldId } from "../../fold-types.ts";
 import { describeFold, type FoldNode, type FoldSpec } from "../fold.ts";
+import { planRoots } from "../grow.ts";
 import { refuse, show } from "../outcome.ts";
-import { buildStructure, foldAtSpan, respec } from "../structure.ts";
+import { rootOf } from "../structure.ts";
 import { BRIEF_MAX_CHARS, briefText, isProvenance } from "../vocabulary.ts";
 import { type Change, foldList, idsOf, type LatticeData } from "./common.ts";
 
@@ -48,7 +49,7 @@ export function consolidate(
 	const given = opts?.brief === undefined ? undefined : briefText(opts.brief);
 	for (const f of roots) {
 		if (f.parent !== -1)
-			refuse(`${describeFold(f)} is nested in ${describeFold(d.structure.folds[f.parent])}: consolidate takes roots`);
+			refuse(`${describeFold(f)} is nested in ${describeFold(d.structure.nodes[f.parent])}: consolidate takes roots`);
 		if (f.state !== "committed")
 			refuse(`${describeFold(f)} is not collapsed: consolidate takes visible committed roots`);
 	}
@@ -65,8 +66,7 @@ export function consolidate(
 		for (let p = a.end; p < b.start; p++) {
 			const inner = d.structure.innermost[p];
 			if (inner !== -1) {
-				let root = d.structure.folds[inner];
-				while (root.parent !== -1) root = d.structure.folds[root.parent];
+				const root = rootOf(d.structure, d.structure.nodes[inner]);
 				refuse(
 					`${describeFold(root)} lies between ${a.id} and ${b.id}: list it too, or consolidate on either side of it`,
 				);
@@ -88,6 +88,6 @@ export function consolidate(
 		brief: given ?? indexBrief(roots, gapEntries.length),
 		provenance: given === undefined ? "deterministic" : provenance,
 	};
-	const structure = buildStructure(d.core, d.ctx, respec(d.structure, new Set(), [spec]), d.pins, d.structure);
-	return { result: { id: foldAtSpan(structure, s, e)!.id, children: idsOf(roots), gapEntries }, structure };
+	const planned = planRoots(d.core, d.ctx, d.structure, d.pins, [spec]);
+	return { result: { id: planned.made[0].id, children: idsOf(roots), gapEntries }, apply: planned.apply };
 }

@@ -2,8 +2,9 @@
 // positions, folds, identities and pins are untouched, so keeping the lattice in step with a live
 // session costs indexing the new entries only, not a rebuild (nor a re-index of the whole context).
 import type { ContextIndex } from "../entries.ts";
+import { growPositions } from "../grow.ts";
 import { refuse, show } from "../outcome.ts";
-import type { LatticeCore, Structure } from "../structure.ts";
+import { preorderOf, type Structure } from "../structure.ts";
 import type { Change, LatticeData } from "./common.ts";
 
 export interface ExtendResult {
@@ -14,8 +15,8 @@ export interface ExtendResult {
 }
 
 /**
- * The data of an extended lattice: the index grown by the new entries and the same structure over
- * it. What the full re-index and rebuild checked still holds, for these reasons:
+ * The data of an extended lattice: the index grown by the new entries and the same folds over it.
+ * What the full re-index and rebuild checked still holds, for these reasons:
  * - every new entry is checked, and its id against every id already in the context (the index);
  * - appended positions lie after every fold, so they are top-level leaves and no fold covers a
  *   new system entry or a new pin;
@@ -23,21 +24,24 @@ export interface ExtendResult {
  *   new entries join (a second result for a call, a late result): such a group now reaches past
  *   every fold, so a fold holding any earlier member of it is broken, and the append is refused
  *   (naming the fold, exactly as a check of every fold would). Nothing else moves.
- * The core still validates the grown columns.
+ * No fold changes, so there is nothing for the core to validate again.
  */
 export function extend(d: LatticeData, entries: unknown): Change<ExtendResult> & { ctx: ContextIndex } {
 	if (!Array.isArray(entries)) refuse(`extend takes an array of entries, got ${show(entries)}`);
 	const from = d.ctx.size;
 	const ctx = d.ctx.append(entries);
 	if (breaksAFold(d.structure, ctx, from)) {
-		for (const f of d.structure.folds) {
+		for (const f of preorderOf(d.structure)) {
 			const problem = ctx.spanProblem(f.start, f.end);
 			if (problem) refuse(`the new entries would break ${f.state} fold ${f.id}: ${problem}`);
 		}
 		refuse("internal: an appended entry joins a tool batch inside a fold, but no fold reports it");
 	}
-	const structure = grownStructure(d.core, d.structure, ctx.size);
-	return { result: { added: entries.length, size: ctx.size }, structure, ctx };
+	return {
+		result: { added: entries.length, size: ctx.size },
+		ctx,
+		apply: () => growPositions(d.structure, from, ctx.size),
+	};
 }
 
 /** Whether an entry at or after `from` joins a tool group with a member inside a fold. */
@@ -50,18 +54,4 @@ function breaksAFold(structure: Structure, ctx: ContextIndex, from: number): boo
 		}
 	}
 	return false;
-}
-
-/** The same folds over a context grown to `size` entries: the new positions are top-level leaves. */
-function grownStructure(core: LatticeCore, structure: Structure, size: number): Structure {
-	const from = structure.innermost.length;
-	const innermost = new Int32Array(size);
-	innermost.set(structure.innermost);
-	innermost.fill(-1, from);
-	const top = [...structure.top];
-	for (let p = from; p < size; p++) top.push(p);
-	const columns = { ...structure.columns, leafCount: size };
-	const verdict = core.validateLattice(columns);
-	if (!verdict.ok) refuse(`the core rejects the lattice (${verdict.code}): ${verdict.message}`);
-	return { folds: structure.folds, byId: structure.byId, top, innermost, columns };
 }

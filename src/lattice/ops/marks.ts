@@ -9,8 +9,9 @@
 //   its identity and its store record, so they are fixed.
 import type { FoldId, FoldKind } from "../../fold-types.ts";
 import { describeFold, type FoldSpec, kidFold } from "../fold.ts";
+import { planRoots } from "../grow.ts";
 import { refuse } from "../outcome.ts";
-import { buildStructure, foldAtSpan, respec } from "../structure.ts";
+import { buildStructure, respec } from "../structure.ts";
 import { briefText, markKind } from "../vocabulary.ts";
 import {
 	type Change,
@@ -19,7 +20,7 @@ import {
 	idsOf,
 	isStanding,
 	type LatticeData,
-	relateSpan,
+	relateForMark,
 	spanOf,
 } from "./common.ts";
 
@@ -54,15 +55,15 @@ function specOf(d: LatticeData, fromEntryId: unknown, toEntryId: unknown, kind: 
 	const brief = opts?.brief === undefined ? undefined : briefText(opts.brief);
 	checkFoldable(d, s, e);
 	const span = d.ctx.spanLabel(s, e);
-	const rel = relateSpan(d.structure, s, e);
+	const rel = relateForMark(d.structure, s, e);
 	if (rel.equal) refuse(`the span ${span} is already covered by ${describeFold(rel.equal)}: no two folds share a span`);
-	if (rel.partial.length > 0) {
+	if (rel.partial) {
 		refuse(
-			`the span ${span} partially overlaps ${describeFold(rel.partial[0])}: folds nest, they never partially overlap`,
+			`the span ${span} partially overlaps ${describeFold(rel.partial)}: folds nest, they never partially overlap`,
 		);
 	}
 	// The innermost container decides: a standing fold anywhere around the span fixes it.
-	const container = rel.containers[rel.containers.length - 1];
+	const container = rel.container;
 	if (container && isStanding(container)) {
 		refuse(
 			`the span ${span} lies inside ${describeFold(container)}: a standing fold's children are fixed (mark a span containing it whole)`,
@@ -73,7 +74,7 @@ function specOf(d: LatticeData, fromEntryId: unknown, toEntryId: unknown, kind: 
 			`the span ${span} lies inside ${describeFold(container)}: marks do not nest in marks (reboundary re-cuts it)`,
 		);
 	}
-	const inner = rel.inside.find((f) => !isStanding(f));
+	const inner = rel.pendingInside;
 	if (inner) {
 		refuse(`the span ${span} contains ${describeFold(inner)}: reboundary merges marks, or unmark it first`);
 	}
@@ -95,16 +96,15 @@ export function mark(
 	opts: MarkOptions = {},
 ): Change<MarkResult> {
 	const spec = specOf(d, fromEntryId, toEntryId, kind, opts);
-	const structure = buildStructure(d.core, d.ctx, respec(d.structure, new Set(), [spec]), d.pins, d.structure);
-	const made = foldAtSpan(structure, spec.start, spec.end)!;
-	const nested = made.kids.filter((k) => k < 0).map((k) => structure.folds[kidFold(k)].id);
-	return { result: { id: made.id, nested }, structure };
+	const planned = planRoots(d.core, d.ctx, d.structure, d.pins, [spec]);
+	const made = planned.made[0];
+	const nested = made.kids.filter((k) => k < 0).map((k) => d.structure.nodes[kidFold(k)].id);
+	return { result: { id: made.id, nested }, apply: planned.apply };
 }
 
 /**
  * Many marks at once, all or nothing: each checked as `mark` checks it, and against each other
- * (marks never nest or overlap), then one structure build for all of them. This is what keeps
- * replaying a long session's records linear.
+ * (marks never nest or overlap), then laid in together, at the cost of their spans.
  */
 export function markMany(d: LatticeData, requests: readonly MarkRequest[]): Change<MarkManyResult> {
 	if (!Array.isArray(requests) || requests.length === 0) refuse("needs a non-empty list of marks");
@@ -125,8 +125,9 @@ export function markMany(d: LatticeData, requests: readonly MarkRequest[]): Chan
 			);
 		}
 	}
-	const structure = buildStructure(d.core, d.ctx, respec(d.structure, new Set(), specs), d.pins, d.structure);
-	return { result: { ids: specs.map((s) => foldAtSpan(structure, s.start, s.end)!.id) }, structure };
+	const planned = planRoots(d.core, d.ctx, d.structure, d.pins, specs);
+	const idAt = new Map(planned.made.map((f) => [f.start, f.id]));
+	return { result: { ids: specs.map((s) => idAt.get(s.start) as FoldId) }, apply: planned.apply };
 }
 
 export interface UnmarkResult {
@@ -140,7 +141,7 @@ export function unmark(d: LatticeData, id: unknown): Change<UnmarkResult> {
 	if (f.state !== "pending") {
 		refuse(`${describeFold(f)} is not a pending mark: unmark withdraws marks only (refold collapses an expanded fold)`);
 	}
-	const released = idsOf(f.kids.filter((k) => k < 0).map((k) => d.structure.folds[kidFold(k)]));
+	const released = idsOf(f.kids.filter((k) => k < 0).map((k) => d.structure.nodes[kidFold(k)]));
 	const structure = buildStructure(d.core, d.ctx, respec(d.structure, new Set([f.id]), []), d.pins, d.structure);
 	return { result: { id: f.id, released }, structure };
 }

@@ -18,7 +18,7 @@ export function pin(d: LatticeData, entryIds: unknown): Change<PinResult> {
 			refuse(`${d.ctx.label(p)} is a system entry: it never folds, so it is not pinned`);
 		const i = d.structure.innermost[p];
 		if (i === -1) continue;
-		const f = d.structure.folds[i];
+		const f = d.structure.nodes[i];
 		if (f.state === "pending") refuse(`${d.ctx.label(p)} is inside ${describeFold(f)}: unmark it first`);
 		refuse(`${d.ctx.label(p)} is inside ${describeFold(f)}: a folded entry cannot be pinned`);
 	}
