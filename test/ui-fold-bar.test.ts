@@ -58,12 +58,25 @@ describe("the window composition of a real session, and the bar drawn from it", 
 	const recorder = recordingUi();
 	const widgets = recorder.widgets;
 	let atSessionStart: RecordedWidget[] = [];
+	/** pi-fold's turn_end handlers: Pi rebuilds a boundary's context (its whole branch) after each one. */
+	let turnEndHandlers = 0;
+	const counting = (pi: ExtensionAPI): ExtensionAPI =>
+		new Proxy(pi, {
+			get(target, key) {
+				const value = Reflect.get(target, key, target);
+				if (key !== "on") return typeof value === "function" ? value.bind(target) : value;
+				return (event: string, handler: unknown) => {
+					if (event === "turn_end") turnEndHandlers++;
+					return (target.on as (e: string, h: unknown) => void)(event, handler);
+				};
+			},
+		});
 
 	beforeAll(async () => {
 		let fold: PiFold | undefined;
 		const cache = new CompositionCache();
 		const observer = (pi: ExtensionAPI) => {
-			// Loaded after pi-fold: its turn_end handlers (runtime, bar) have run when this one does.
+			// Loaded after pi-fold: its turn_end handler (runtime, then bar) has run when this one does.
 			pi.on("turn_end", (e, ctx) => {
 				const r = fold?.runtime.get();
 				const composition = r && windowComposition(r, cache, ctx.model);
@@ -92,7 +105,7 @@ describe("the window composition of a real session, and the bar drawn from it", 
 			settings: { compaction: { enabled: false } },
 			extensions: [
 				(pi) => {
-					fold = registerPiFold(pi, {
+					fold = registerPiFold(counting(pi), {
 						providerInputBudget: BUDGET,
 						thresholds: { consolidateAfter: CONSOLIDATE_AFTER },
 					});
@@ -114,6 +127,12 @@ describe("the window composition of a real session, and the bar drawn from it", 
 		rt = r;
 	});
 	afterAll(() => h?.dispose());
+
+	it("registers one turn_end handler: the bar's boundary work runs inside the runtime's", () => {
+		expect(turnEndHandlers).toBe(1);
+		// ...and the bar still follows every boundary (the last test checks what it says).
+		expect(boundaries.every((b) => b.bar !== undefined)).toBe(true);
+	});
 
 	it("runs cleanly, with commits and a consolidation", () => {
 		expect(h.extensionErrors).toEqual([]);

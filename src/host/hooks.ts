@@ -127,10 +127,22 @@ function onRequests(pi: ExtensionAPI, guard: Guard): void {
 	});
 }
 
+/** What else reads the runtime at a turn boundary (the fold bar, clean chat), after the runtime. */
+type TurnEndListener = { where: string; listener: (ctx: ExtensionContext) => void };
+
 /** The turn boundary, and Pi's compaction (declined, or answered by folding on an overflow). */
-function onBoundaries(pi: ExtensionAPI, guard: Guard): void {
+function onBoundaries(pi: ExtensionAPI, guard: Guard, afterTurnEnd: readonly TurnEndListener[]): void {
+	// The extension's only turn_end handler: Pi rebuilds the boundary's context (its whole branch)
+	// after every handler, so the UI's boundary work runs in this one, after the runtime's.
 	pi.on("turn_end", async (e, ctx) => {
 		const mine = await guard.runAsync("turn_end", (rt) => rt.turnEnd(e, ctx));
+		for (const { where, listener } of afterTurnEnd) {
+			try {
+				listener(ctx);
+			} catch (err) {
+				guard.made?.problem(where, errorMessage(err));
+			}
+		}
 		// Handlers chain: keep what earlier extensions proposed.
 		return mine && mine.length > 0 ? { entries: [...e.entries, ...mine] } : undefined;
 	});
@@ -165,11 +177,15 @@ export function registerRuntimeHooks(
 	settings: RuntimeSettings,
 ): RuntimeHandle {
 	const guard = new Guard(core, settings);
+	const afterTurnEnd: TurnEndListener[] = [];
 	onSessions(pi, guard);
 	onRequests(pi, guard);
-	onBoundaries(pi, guard);
+	onBoundaries(pi, guard, afterTurnEnd);
 	let actions: FoldActions | undefined;
 	return {
+		afterTurnEnd: (where, listener) => {
+			afterTurnEnd.push({ where, listener });
+		},
 		get: () => guard.runtime(),
 		reason: () => (guard.runtime() ? undefined : guard.failure),
 		actions: () => {

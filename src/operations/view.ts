@@ -86,4 +86,10 @@ export interface FoldHandle {
 	reason(): string | undefined;
 	/** The operations on folds, once the runtime runs. */
 	actions(): FoldActions | undefined;
+	/**
+	 * Run `listener` at every turn boundary, right after the runtime's own turn_end work and inside
+	 * the same handler: Pi rebuilds a boundary's context after each turn_end handler, so the
+	 * extension registers one. A listener only reads the runtime; one that throws is reported.
+	 */
+	afterTurnEnd(where: string, listener: (ctx: ExtensionContext) => void): void;
 }

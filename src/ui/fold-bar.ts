@@ -213,9 +213,9 @@ export function registerFoldBar(pi: ExtensionAPI, runtime: FoldHandle): FoldBar 
 	pi.on("session_start", reset);
 	pi.on("session_tree", reset);
 	pi.on("session_compact", reset);
-	// After pi-fold's own turn_end handler (registered earlier): the lattice already holds this
-	// boundary's marks and commit, and status holds the occupancy it measured.
-	pi.on("turn_end", (_e, ctx) => refresh(ctx, true));
+	// After the runtime's turn_end work, in its handler: the lattice already holds this boundary's
+	// marks and commit, and status holds the occupancy it measured.
+	runtime.afterTurnEnd("fold-bar", (ctx) => refresh(ctx, true));
 	// Another model, another budget (ctx.model is the new one when Pi emits the event).
 	pi.on("model_select", (_e, ctx) => refresh(ctx));
 	return { refresh };
