@@ -274,6 +274,126 @@ describe("recorder units", () => {
 		expect(r.counters()).toMatchObject({ requests: 4, baselines: 1, pureAppends: 1, unattributed: 2 });
 	});
 
+	/** A window of every kind of message Pi sends, nested values included (as Pi's messages carry them). */
+	const window = (): Record<string, unknown>[] => [
+		{ role: "user", content: "fix the parser", timestamp: 1 },
+		{
+			role: "assistant",
+			content: [
+				{ type: "thinking", thinking: "read it first", thinkingSignature: "sig" },
+				{ type: "text", text: "Reading." },
+				{ type: "toolCall", id: "call_1", name: "read", arguments: { path: "src/a.ts", offset: 10, all: false } },
+			],
+			api: "faux",
+			provider: "faux",
+			model: "m",
+			usage: { input: 120, output: 30, cacheRead: 0, cacheWrite: 0, cost: { input: 0.1, output: 0.2, total: 0.3 } },
+			stopReason: "toolUse",
+			timestamp: 2,
+		},
+		{
+			role: "toolResult",
+			toolCallId: "call_1",
+			toolName: "read",
+			content: [{ type: "text", text: "export const a = 1;\nexport const b = 2;\n" }],
+			details: { lines: 2, truncation: null, nested: { deeper: ["x", { text: "tail" }] } },
+			isError: false,
+			timestamp: 3,
+		},
+		{ role: "custom", customType: "note", content: [{ type: "text", text: "a note" }], display: true, timestamp: 4 },
+	];
+
+	type Container = Record<string | number, unknown>;
+	type Change = { where: string; change(root: unknown): void };
+
+	/** Every way one leaf or one key of `value` can change, each as a function changing a clone in place. */
+	function changesOf(value: unknown, path: (string | number)[] = []): Change[] {
+		const follow = (root: unknown, steps: (string | number)[]) =>
+			steps.reduce((o: unknown, k) => (o as Container)[k], root) as Container;
+		const parent = (root: unknown) => follow(root, path.slice(0, -1));
+		const key = path.at(-1) as string | number;
+		const replace = (where: string, next: (old: unknown) => unknown): Change => ({
+			where,
+			change: (root) => {
+				const p = parent(root);
+				p[key] = next(p[key]);
+			},
+		});
+		const where = path.join(".");
+		if (typeof value === "string") {
+			return [...new Set([0, value.length >> 1, value.length - 1])].map((i) =>
+				replace(`${where}[char ${i}]`, (old) => {
+					const s = old as string;
+					return s.length === 0 ? "x" : `${s.slice(0, i)}${s[i] === "#" ? "$" : "#"}${s.slice(i + 1)}`;
+				}),
+			);
+		}
+		if (typeof value === "number") return [replace(where, (old) => (old as number) + 1)];
+		if (typeof value === "boolean") return [replace(where, (old) => !old)];
+		if (value === null) return [replace(where, () => 0)];
+		if (typeof value !== "object") return [];
+		const self = (root: unknown) => follow(root, path);
+		if (Array.isArray(value)) {
+			const pushed: Change = {
+				where: `${where}[pushed]`,
+				change: (root) => void (self(root) as unknown as unknown[]).push(0),
+			};
+			return [pushed, ...value.flatMap((v, i) => changesOf(v, [...path, i]))];
+		}
+		const out: Change[] = [
+			{
+				where: `${where}{added}`,
+				change: (root) => {
+					self(root).zz = 1;
+				},
+			},
+		];
+		for (const k of Object.keys(value)) {
+			out.push({
+				where: `${where}{-${k}}`,
+				change: (root) => {
+					delete self(root)[k];
+				},
+			});
+			out.push({
+				where: `${where}{${k} renamed}`,
+				change: (root) => {
+					const o = self(root);
+					o[`${k}_`] = o[k];
+					delete o[k];
+				},
+			});
+			out.push(...changesOf((value as Container)[k], [...path, k]));
+		}
+		return out;
+	}
+
+	it("catches every changed byte, key and leaf anywhere in the prefix (fresh clones, as Pi hands them over)", () => {
+		const base = window();
+		let tried = 0;
+		for (let i = 0; i < base.length; i++) {
+			for (const { where, change } of changesOf(base[i])) {
+				const r = new RewriteRecorder(core);
+				r.record(structuredClone(base));
+				// The next request: the same window, cloned afresh, one thing changed in message i, one message more.
+				const next = [...structuredClone(base), msg("more")];
+				change(next[i]);
+				expect(r.record(next), `message ${i}: ${where}`).toMatchObject({ kind: "unattributed", firstChanged: i });
+				// The proof the estimate reuses covers every other message of the window, not this one.
+				for (let j = 0; j < next.length; j++)
+					expect(r.sameAs(next[j]) !== undefined, `${where}: ${j}`).toBe(j !== i && j < base.length);
+				tried++;
+			}
+		}
+		expect(tried).toBeGreaterThan(150);
+		// Unchanged, every message is proven the same, and the request is a pure append.
+		const r = new RewriteRecorder(core);
+		r.record(structuredClone(base));
+		const again = [...structuredClone(base), msg("more")];
+		expect(r.record(again)).toMatchObject({ kind: "append" });
+		expect(again.map((m) => r.sameAs(m) !== undefined)).toEqual([...base.map(() => true), false]);
+	});
+
 	it("incremental digests equal digesting every message afresh", () => {
 		const first = bigRequest();
 		const a = digestIncrementally(core, first, undefined);

@@ -15,6 +15,7 @@ import {
 	RequestMemo,
 } from "../src/meter/estimate.ts";
 import { commitNeed, modelKey, OccupancyMeter, occupancyOf } from "../src/meter/occupancy.ts";
+import { RewriteRecorder } from "../src/meter/recorder.ts";
 import { DEFAULT_THRESHOLDS, validateThresholds } from "../src/policy/thresholds.ts";
 import { seededInts } from "./helpers/seeded-ints.ts";
 
@@ -316,6 +317,44 @@ describe("RequestMemo (per-stream reuse of billed texts and tokens)", () => {
 			}
 		}
 	});
+
+	it.each([1, 2, 3, 4, 5, 6])(
+		"with the rewrite recorder's proof, answers what a fresh estimate answers (seed %i)",
+		(seed) => {
+			// As in the runtime: the context event records the request (system messages travel apart),
+			// then context_with_system estimates the same objects, system message first.
+			const r = seededInts(seed);
+			const recorder = new RewriteRecorder(core);
+			const sent = new RequestMemo();
+			const next = new RequestMemo();
+			const system = kinds(() => 3, 0);
+			let request: unknown[] = [];
+			let reused = 0;
+			for (let step = 0; step < 60; step++) {
+				const act = r(10);
+				if (act < 6) for (let k = 1 + r(3); k > 0; k--) request.push(kinds(r, step * 10 + k));
+				else if (act === 6 && request.length > 0) request[r(request.length)] = kinds(r, step * 10);
+				else if (act === 7) request = request.slice(0, r(request.length + 1));
+				else if (act === 8 && request.length > 0) request[r(request.length)] = variant(r, request[0]);
+				next.estimate(core, [system, ...request], sent);
+				const asSent = [system, ...request].map((m) => (r(4) === 0 ? variant(r, m) : structuredClone(m)));
+				recorder.record(asSent.slice(1));
+				// Now and then a later handler edits a message in place after the recorder saw it.
+				const edited = r(3) === 0 ? asSent[1 + r(asSent.length - 1)] : undefined;
+				const block = (edited as { content?: { text?: unknown }[] } | undefined)?.content?.[0];
+				if (block && typeof block.text === "string") block.text = `${block.text}, edited`;
+				const got = sent.estimate(core, asSent, next, (m) => {
+					const same = recorder.sameAs(m);
+					if (same !== undefined) reused++;
+					return same;
+				});
+				const want = estimateRequestDetail(core, asSent);
+				expect(got.texts).toEqual(want.texts);
+				expect([...got.tokens]).toEqual([...want.tokens]);
+			}
+			expect(reused).toBeGreaterThan(0);
+		},
+	);
 
 	it("counts an image once per request, however often the request repeats", () => {
 		const memo = new RequestMemo();

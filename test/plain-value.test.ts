@@ -72,6 +72,40 @@ describe("samePlainValue", () => {
 		expect(samePlainValue(Number.NaN, Number.NaN)).toBe(false); // re-read rather than assume
 		expect(samePlainValue({ d: new Date(0) }, { d: new Date(0) })).toBe(false);
 	});
+
+	it("in order, answers the same for every pair as the unordered comparison of the same keys in order", () => {
+		const cases: [unknown, unknown][] = [
+			[{ a: undefined }, {}],
+			[{}, { a: undefined }],
+			[
+				{ a: undefined, b: 1 },
+				{ c: undefined, b: 1 },
+			],
+			[
+				{ a: 1, b: { c: [1, "x"] } },
+				{ a: 1, b: { c: [1, "x"] } },
+			],
+			[
+				{ a: 1, b: { c: [1, "x"] } },
+				{ a: 1, b: { c: [1, "y"] } },
+			],
+			[{ a: [1] }, { a: { 0: 1 } }],
+			[Object.assign(Object.create(null), { a: 1 }), { a: 1 }],
+		];
+		for (const [a, b] of cases) expect(samePlainValue(a, b, true)).toBe(samePlainValue(a, b) && samePlainValue(b, a));
+	});
+
+	it("in order, an inherited enumerable key (a polluted prototype) is not one of the object's own", () => {
+		const proto = Object.prototype as Record<string, unknown>;
+		proto.polluted = 1;
+		try {
+			expect(samePlainValue({ a: 1 }, { a: 1, polluted: 1 }, true)).toBe(false);
+			expect(samePlainValue({ a: 1, polluted: 1 }, { a: 1 }, true)).toBe(false);
+			expect(samePlainValue({ a: 1 }, { a: 1 }, true)).toBe(true);
+		} finally {
+			delete proto.polluted;
+		}
+	});
 });
 
 describe("incremental digests (the recorder's prefix comparison on plain copies)", () => {

@@ -132,10 +132,32 @@ export function estimateRequestDetail(
 	return { texts, tokens, total };
 }
 
+/**
+ * The sizes of a message's billed strings (role, tool name, each block's type and text), mixed
+ * into one number: read without walking the message. See RequestMemo's `sameAs`.
+ */
+function billedShape(input: BilledInput): number {
+	if (input.way !== "content") return 0;
+	let h = mix(lengthOf(input.role), lengthOf(input.toolName));
+	const content = input.content;
+	if (!Array.isArray(content)) return mix(h, lengthOf(content));
+	h = mix(h, content.length);
+	for (const raw of content as Block[]) {
+		if (typeof raw !== "object" || raw === null) continue;
+		h = mix(mix(mix(h, lengthOf(raw.type)), lengthOf(raw.text ?? raw.thinking)), lengthOf(raw.name));
+	}
+	return h;
+}
+
+const lengthOf = (x: unknown): number => (typeof x === "string" ? x.length : -1);
+const mix = (h: number, x: number): number => (Math.imul(h, 31) + x) | 0;
+
 /** One message as a memo keeps it. Never changed once kept (two memos may share it). */
 interface Billed {
 	/** The message the parts were read from. */
 	readonly source: unknown;
+	/** billedShape of its billed input. */
+	readonly shape: number;
 	/** A private copy of its billed input then (NOT_PLAIN: none could be made; never matched by value). */
 	readonly copy: unknown;
 	readonly text: string;
@@ -156,16 +178,28 @@ interface Billed {
  *   and the frontier rely on that too).
  * - The same value: the request as sent is a fresh clone every time, so identity never holds
  *   there; the comparison walks the values instead (no serializing, no joining, no estimating).
+ * - Proven the same value: `sameAs` (the rewrite recorder's) answers, for a message of the request
+ *   as sent, the message of the request before that it compared equal by value, keys in order, in
+ *   the `context` event just before: when that is the one kept at its index, the walk is not done
+ *   twice. The request as sent holds the very objects the `context` event had (unless a handler
+ *   replaced them); a later handler that changed one in place since is caught when it changed the
+ *   size of a billed string (billedShape), and otherwise moves the estimate by a few tokens at most.
  * A message new to this stream is first looked for at the same index in a `partner` stream, by
  * value: the request as sent carries, cloned, the messages turn_end's preview read just before,
  * so their texts and tokens are taken from there (and the two streams then share the same text
  * strings, which Calibration compares). A message whose billed text comes out as it was at its
- * index last time keeps its tokens.
+ * index last time keeps its tokens. What is reused is kept with this request's object as its
+ * source, so the next request finds it by identity, or through `sameAs`.
  */
 export class RequestMemo {
 	#kept: readonly Billed[] = [];
 
-	estimate(core: PiFoldCore, messages: readonly unknown[], partner?: RequestMemo): RequestEstimate {
+	estimate(
+		core: PiFoldCore,
+		messages: readonly unknown[],
+		partner?: RequestMemo,
+		sameAs?: (message: unknown) => unknown,
+	): RequestEstimate {
 		const kept = this.#kept;
 		const other = partner === undefined ? undefined : partner.#kept;
 		const n = messages.length;
@@ -179,13 +213,17 @@ export class RequestMemo {
 				continue;
 			}
 			const input = billedInput(m);
+			if (k !== undefined && sameAs !== undefined && sameAs(m) === k.source && billedShape(input) === k.shape) {
+				next[i] = { ...k, source: m };
+				continue;
+			}
 			if (k !== undefined && sameInput(input, k)) {
-				next[i] = k;
+				next[i] = { ...k, source: m };
 				continue;
 			}
 			const o = other?.[i];
 			if (o !== undefined && (m === o.source || sameInput(input, o))) {
-				next[i] = o;
+				next[i] = m === o.source ? o : { ...o, source: m };
 				continue;
 			}
 			// partsOf first: it throws on what cannot be read (a BigInt), leaving the memo as it was.
@@ -193,6 +231,7 @@ export class RequestMemo {
 			const same = k !== undefined && k.text === parts.text;
 			next[i] = {
 				source: m,
+				shape: billedShape(input),
 				copy: plainCopy(input),
 				text: same ? k.text : parts.text,
 				images: parts.images,

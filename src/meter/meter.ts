@@ -89,9 +89,12 @@ export class Meter {
 		return this.#requests.calibration.ratioFor(modelKey(model));
 	}
 
-	/** A request as it is sent (all its messages): its uncalibrated estimate, kept to calibrate by. */
-	observeRequest(messages: readonly unknown[], model: Model): RequestEstimate {
-		return this.#requests.observeRequest(messages, modelKey(model));
+	/**
+	 * A request as it is sent (all its messages): its uncalibrated estimate, kept to calibrate by.
+	 * `sameAs`: what the rewrite recorder proved of the same request's messages (RequestMemo).
+	 */
+	observeRequest(messages: readonly unknown[], model: Model, sameAs?: (message: unknown) => unknown): RequestEstimate {
+		return this.#requests.observeRequest(messages, modelKey(model), sameAs);
 	}
 
 	/** The usage the provider reported for the last request observed. */

@@ -49,9 +49,12 @@ export class OccupancyMeter {
 		return this.#nextMemo.estimate(this.#core, messages, this.#sentMemo);
 	}
 
-	/** Call for each request as it is sent (all its messages); returns its uncalibrated estimate. */
-	observeRequest(messages: readonly unknown[], model: string): RequestEstimate {
-		const estimate = this.#sentMemo.estimate(this.#core, messages, this.#nextMemo);
+	/**
+	 * Call for each request as it is sent (all its messages); returns its uncalibrated estimate.
+	 * `sameAs`: the rewrite recorder's proof for the same request (RequestMemo).
+	 */
+	observeRequest(messages: readonly unknown[], model: string, sameAs?: (message: unknown) => unknown): RequestEstimate {
+		const estimate = this.#sentMemo.estimate(this.#core, messages, this.#nextMemo, sameAs);
 		this.calibration.observeRequest(estimate, model);
 		return estimate;
 	}

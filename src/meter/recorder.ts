@@ -62,12 +62,15 @@ export function digestMessages(core: PiFoldCore, messages: readonly unknown[]): 
  */
 export class Recorded {
 	readonly snapshots: readonly unknown[];
+	/** The messages as they were handed over (the objects, not copies): what `sameAs` answers with. */
+	readonly live: readonly unknown[];
 	/** Digest i at bytes [32i, 32i + 32), valid where known[i] is 1. */
 	readonly #digests: Uint8Array;
 	readonly #known: Uint8Array;
 
-	constructor(snapshots: readonly unknown[], digests: Uint8Array, known: Uint8Array) {
+	constructor(snapshots: readonly unknown[], digests: Uint8Array, known: Uint8Array, live: readonly unknown[] = []) {
 		this.snapshots = snapshots;
+		this.live = live;
 		this.#digests = digests;
 		this.#known = known;
 	}
@@ -106,9 +109,9 @@ export class Recorded {
 
 /**
  * Record a request incrementally against the previous one. Message i keeps the previous copy
- * (and digest) i when it is the same plain value as that copy (samePlainValue); every other
- * message gets a copy of its own and, when needed, its digest from its canonical JSON. Why that
- * proves what digesting everything proves:
+ * (and digest) i when it is the same plain value as that copy, keys in the same order
+ * (samePlainValue, ordered); every other message gets a copy of its own and, when needed, its
+ * digest from its canonical JSON. Why that proves what digesting everything proves:
  * - the copy (plainCopy: a deep copy of a JSON-plain value, or none for anything else) is taken
  *   when the message is recorded and never leaves this module, so it is exactly the value the
  *   digest is of (Pi hands over fresh clones on every request, so comparing Pi's objects by
@@ -119,7 +122,11 @@ export class Recorded {
  *   (canonical JSON), any other change a different one.
  * The prefix is still compared in full on every request, but by walking it and comparing strings
  * (memcmp), with no serializing and no hashing; a message appended at the end is serialized and
- * hashed only when its digest is asked for (Recorded).
+ * hashed only when its digest is asked for (Recorded). Nothing cheaper proves as much: Pi hands
+ * over a fresh clone on every request, and an earlier extension's `context` handler, or an edit
+ * of a session entry in place, may have changed any byte of it, so a fingerprint of a sample of
+ * each message (lengths, ends) would miss a byte changed in the middle. What the walk proves is
+ * shared instead: the estimate of the same request reuses it (RewriteRecorder.sameAs).
  */
 export function digestIncrementally(
 	core: PiFoldCore,
@@ -135,7 +142,7 @@ export function digestIncrementally(
 	for (let i = 0; i < n; i++) {
 		const m = messages[i];
 		const kept = previous && i < previous.count ? previous.snapshots[i] : NOT_PLAIN;
-		if (kept !== NOT_PLAIN && samePlainValue(m, kept)) {
+		if (kept !== NOT_PLAIN && samePlainValue(m, kept, true)) {
 			snapshots[i] = kept;
 			if (previous?.known(i)) {
 				digests.set(previous.digest(core, i), i * DIGEST_BYTES);
@@ -156,7 +163,7 @@ export function digestIncrementally(
 			known[i] = 1;
 		});
 	}
-	return new Recorded(snapshots, digests, known);
+	return new Recorded(snapshots, digests, known, messages.slice());
 }
 
 /**
@@ -192,6 +199,24 @@ export function firstChangedRecorded(core: PiFoldCore, previous: Recorded, next:
 	return previous.count <= next.count ? -1 : common; // a shorter request removed messages
 }
 
+/** Each object message of `next` that kept `previous`'s copy (the same value, keys in order), to the message it equals. */
+function sameMessages(previous: Recorded | undefined, next: Recorded): Map<unknown, unknown> {
+	const same = new Map<unknown, unknown>();
+	if (!previous) return same;
+	const common = Math.min(previous.count, next.count);
+	for (let i = 0; i < common; i++) {
+		const m = next.live[i];
+		if (
+			typeof m === "object" &&
+			m !== null &&
+			next.snapshots[i] === previous.snapshots[i] &&
+			next.snapshots[i] !== NOT_PLAIN
+		)
+			same.set(m, previous.live[i]);
+	}
+	return same;
+}
+
 const zeroReasons = (): Record<RewriteReason, number> => ({ commit: 0, expand: 0, fold: 0, overflow: 0, repair: 0 });
 
 /**
@@ -212,6 +237,8 @@ export class RewriteRecorder {
 		lapsedAnnouncements: 0,
 	};
 	#lastRewrite: LastRewrite | undefined;
+	/** The last request's messages proven the same value, keys in order, as the one before's: to those. */
+	#same = new Map<unknown, unknown>();
 
 	constructor(core: PiFoldCore) {
 		this.#core = core;
@@ -231,6 +258,17 @@ export class RewriteRecorder {
 	 */
 	rebase(): void {
 		this.#previous = undefined;
+		this.#same = new Map();
+	}
+
+	/**
+	 * The message of the request before the last one recorded that `message` (an object of the
+	 * last one, as handed over) was proven to equal by value, keys in the same order; undefined
+	 * when it was not (new, changed, or not an object). Whatever reads only a message's value may
+	 * take what it read of that one, as long as nobody changed `message` in place since.
+	 */
+	sameAs(message: unknown): unknown {
+		return this.#same.get(message);
 	}
 
 	/** Record one request's messages (as the `context` event gives them). Never throws. */
@@ -242,8 +280,10 @@ export class RewriteRecorder {
 			recorded = digestIncrementally(this.#core, messages, this.#previous);
 			if (this.#previous) firstChanged = firstChangedRecorded(this.#core, this.#previous, recorded);
 		} catch (err) {
+			this.#same = new Map();
 			return { ok: false, reason: `cannot digest the request: ${errorMessage(err)}` };
 		}
+		this.#same = sameMessages(this.#previous, recorded);
 		return this.#classify(recorded, firstChanged, messages.length);
 	}
 

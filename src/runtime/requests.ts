@@ -90,8 +90,9 @@ export class RequestWatch {
 
 	/** The `context_with_system` event: the request as sent; a verdict when the fence stops it. */
 	observe(messages: readonly unknown[], ctx: ExtensionContext): FenceVerdict | undefined {
-		const { meter } = this.#deps;
-		const estimate = meter.observeRequest(messages, ctx.model);
+		const { meter, recorder } = this.#deps;
+		// The recorder walked this request's messages in the context event just before: not again.
+		const estimate = meter.observeRequest(messages, ctx.model, (m) => recorder.sameAs(m));
 		const budget = meter.budget(ctx.model);
 		const tokens = meter.calibrated(estimate, ctx.model);
 		if (this.#orphans.length > 0) {

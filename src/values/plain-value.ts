@@ -63,11 +63,26 @@ function copyAt(value: unknown, depth: number): unknown {
  * implies the same result for any reading that iterates keys (Object.values, JSON.stringify).
  */
 export function samePlainValue(a: unknown, b: unknown, ordered = false): boolean {
+	// The ordered walk reads keys with for-in, which also yields inherited enumerable keys: only
+	// when Object.prototype has none (nothing polluted it) is that the own keys, in Object.keys order.
+	if (ordered && prototypeClean()) return sameInOrder(a, b);
+	return sameAt(a, b, ordered);
+}
+
+const EMPTY = {};
+
+/** Whether plain objects inherit no enumerable key (for-in over them yields own keys only). */
+function prototypeClean(): boolean {
+	for (const _ in EMPTY) return false;
+	return true;
+}
+
+function sameAt(a: unknown, b: unknown, ordered: boolean): boolean {
 	if (a === b) return true;
 	if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
 	if (Array.isArray(a)) {
 		if (!Array.isArray(b) || a.length !== b.length) return false;
-		for (let i = 0; i < a.length; i++) if (!samePlainValue(a[i], b[i], ordered)) return false;
+		for (let i = 0; i < a.length; i++) if (!sameAt(a[i], b[i], ordered)) return false;
 		return true;
 	}
 	if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false;
@@ -78,7 +93,30 @@ export function samePlainValue(a: unknown, b: unknown, ordered = false): boolean
 		const k = keys[i];
 		// Keys usually come in the same order: a key in its place is one of b's own without a lookup.
 		if (other[i] !== k && (ordered || !Object.hasOwn(b, k))) return false;
-		if (!samePlainValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], ordered)) return false;
+		if (!sameAt((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], ordered)) return false;
 	}
 	return true;
+}
+
+/**
+ * samePlainValue with `ordered`, walking `a`'s keys with for-in instead of making a key list of
+ * them (the rewrite recorder compares a whole window this way on every request).
+ */
+function sameInOrder(a: unknown, b: unknown): boolean {
+	if (a === b) return true;
+	if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+	if (Array.isArray(a)) {
+		if (!Array.isArray(b) || a.length !== b.length) return false;
+		for (let i = 0; i < a.length; i++) if (!sameInOrder(a[i], b[i])) return false;
+		return true;
+	}
+	if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false;
+	const keys = Object.keys(b);
+	let i = 0;
+	for (const k in a) {
+		if (k !== keys[i] || !sameInOrder((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+			return false;
+		i++;
+	}
+	return i === keys.length;
 }
