@@ -50,7 +50,7 @@ import { canonical, isAppendOf, providerProblems } from "./helpers/requests.ts";
 const SLICES = 4;
 
 describe("pi_fold_context on standing folds (small budget: commits, consolidations)", () => {
-	const BUDGET = 15_000;
+	const BUDGET = 14_000;
 	let agent: FoldAgent;
 	/** The consolidation, two of its children (the first and the largest other), and a third. */
 	let parent: FoldView;
@@ -66,12 +66,20 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 		const picks = once(() => {
 			const lattice = rtOf(agent).lattice;
 			if (!lattice) throw new Error("no lattice");
+			// Consolidation merges roots of equal height, so most parents hold two children, and a
+			// parent's children may be consolidations themselves: the one taken holds three or more
+			// tool batches (their originals are what an expand shows).
+			const batchesOf = (f: FoldView) =>
+				f.children.flatMap((c) => {
+					const child = c.type === "fold" ? (lattice.get(c.id) as FoldView) : undefined;
+					return child?.kind === "tool-batch" ? [child] : [];
+				});
 			const consolidation = lattice
 				.visibleRoots()
 				.map((id) => lattice.get(id) as FoldView)
-				.find((f) => f.kind === "consolidation" && f.children.filter((c) => c.type === "fold").length >= 3);
-			if (!consolidation) throw new Error("the work made no consolidation of 3 or more folds");
-			const kids = consolidation.children.flatMap((c) => (c.type === "fold" ? [lattice.get(c.id) as FoldView] : []));
+				.find((f) => f.kind === "consolidation" && batchesOf(f).length >= 3);
+			if (!consolidation) throw new Error("the work made no consolidation of 3 or more tool batches");
+			const kids = batchesOf(consolidation);
 			const bySize = kids.slice(1).sort((a, b) => sourcesSize(b) - sourcesSize(a));
 			[parent, first, large, other] = [consolidation, kids[0], bySize[0], bySize[1]];
 			return { parent, first, large, other };
@@ -96,7 +104,7 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 				.filter((e) => [...(e.toolCallIds ?? []), e.toolCallId].includes("pin-ls"))
 				.map((e) => e.id);
 		await run(agent, [
-			...work(agent, "w-", 14, 5),
+			...work(agent, "w-", 14, 3),
 			call(agent, "status", { action: "status", detail: "tree" }),
 			call(agent, "expand-parent", () => ({ action: "expand", id: picks().parent.id })),
 			// Two expands in one message: the second must count the first, still staged.

@@ -55,6 +55,9 @@ export async function consolidateRoots(work: FoldLattice, input: ConsolidateInpu
 			end: views.map((v) => v.end),
 			// A damaged fold stays a root of its own: no new parent is built over bytes known bad.
 			flags: views.map((v) => (input.damaged?.has(v.id) ? MARK_PINNED : 0)),
+			// Only roots of equal height merge (lowest first): the tree's depth grows with the
+			// logarithm of the session, not by one level per consolidation.
+			height: views.map((v) => work.height(v.id) ?? 1),
 		},
 		input.consolidateAfter,
 		CONSOLIDATION_MAX_GAP,
