@@ -83,6 +83,7 @@ try {
 		damaged: new Map(),
 		aliases: new Map(),
 		unstorable: new Map(),
+		markBriefs: new Map(),
 	};
 	const texts = new FoldTexts();
 	const run = (query: string, regex = false): SearchAnswer => {

@@ -8,6 +8,7 @@ import { toolBatches } from "../harness/fold-fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
 import { briefForFold, deterministicBrief, readBackSuffix } from "../src/briefs/briefs.ts";
+import { callsAcross, readSpan } from "../src/briefs/span.ts";
 import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/edits/notice.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
@@ -229,6 +230,38 @@ describe("deterministic briefs on chapters and consolidations", () => {
 			expect(text).toContain(`- ${id} batch: read f${k} → "qqq`);
 		});
 		expect(text).toMatch(/raw: assistant 1 \(\d+ chars\)/);
+	});
+});
+
+describe("a consolidation's call count, read child by child", () => {
+	it("equals reading its span whole, however the span is cut into parts", () => {
+		// Calls answered in a later part, results before their calls, a result answering nothing,
+		// a repeated id, and a second result for one call.
+		const sm = SessionManager.inMemory("/tmp");
+		sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
+		sm.appendMessage(assistant([call("c1", "read", { path: "a" }), call("c2", "ls", {})]));
+		sm.appendMessage(result("c1", "read", "A"));
+		sm.appendMessage(result("c9", "read", "nobody asked"));
+		sm.appendMessage(result("c2", "ls", "B"));
+		sm.appendMessage(result("c3", "bash", "before its call"));
+		sm.appendMessage(assistant([call("c3", "bash", { command: "x" }), call("c1", "read", { path: "again" })]));
+		sm.appendMessage(result("c1", "read", "C"));
+		sm.appendMessage(result("c1", "read", "C twice"));
+		const leaves = sm.getBranch().flatMap((e) => (e.type === "message" ? [{ entryId: e.id, hash: "" }] : []));
+		const byId = new Map<string, SessionEntry>(sm.getBranch().map((e) => [e.id, e]));
+		const whole = readSpan(leaves, byId).calls.length;
+		let cuts = 0;
+		// Every way to cut the span into consecutive parts (each bit: a cut after that leaf).
+		for (let mask = 0; mask < 1 << (leaves.length - 1); mask++) {
+			const parts: (typeof leaves)[] = [[]];
+			leaves.forEach((leaf, i) => {
+				parts[parts.length - 1].push(leaf);
+				if (i < leaves.length - 1 && mask & (1 << i)) parts.push([]);
+			});
+			expect(callsAcross(parts.map((p) => readSpan(p, byId))), `cuts ${mask.toString(2)}`).toBe(whole);
+			cuts++;
+		}
+		expect(cuts).toBe(256);
 	});
 });
 

@@ -17,6 +17,7 @@ import { type IndexChild, indexLines } from "../src/briefs/index-lines.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { registerPiFold } from "../src/index.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
+import { makeParent } from "../src/policy/consolidate.ts";
 import { FoldPolicy } from "../src/replay/policy-fold.ts";
 import { replayFile } from "../src/replay/replay.ts";
 import { braceReadings, indexCoverage } from "../src/report/index-coverage.ts";
@@ -159,13 +160,7 @@ function consolidateIn(
 	const made: FoldId[] = [];
 	for (const g of groups) {
 		const roots = g.map((i) => (i < 0 ? made[-i - 1] : ids[i]));
-		const probe = lattice.clone();
-		const p = probe.consolidate(roots);
-		if (!p.ok) throw new Error(p.reason);
-		const brief = briefForFold(probe, p.id, byId) ?? "";
-		const c = lattice.consolidate(roots, { brief, provenance: "deterministic" });
-		if (!c.ok) throw new Error(c.reason);
-		made.push(c.id);
+		made.push(makeParent(lattice, roots, byId));
 	}
 	return { ids, made };
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
+import { briefForFold } from "../src/briefs/briefs.ts";
 import { RECEIPT_MAX_BYTES } from "../src/edits/receipt.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import { FoldLattice, type LatticeEntry } from "../src/lattice/index.ts";
@@ -15,7 +16,7 @@ import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { canonicalText } from "../src/session/context-entries.ts";
 import { rebuildLattice } from "../src/session/rebuild.ts";
-import { FoldStore } from "../src/store/index.ts";
+import { FoldStore, StoreBatch } from "../src/store/index.ts";
 import { runtimeLines } from "../src/tool/status.ts";
 import { RECEIPT_TYPE, RECORD_TYPE } from "../src/vocabulary.ts";
 import { canonical, isAppendOf, pairingProblems, providerProblems, sharedPrefix } from "./helpers/requests.ts";
@@ -88,6 +89,8 @@ function observer(seen: Observed) {
 interface Run {
 	h: TestSession;
 	rt: FoldRuntime;
+	/** Store batches that held fold records, committed during the run. */
+	recordBatches: number;
 	seen: Observed;
 	/** Non-summary requests, in order. */
 	work: Message[][];
@@ -114,14 +117,32 @@ async function runWorkload(): Promise<Run> {
 		],
 	});
 	h.script(workloadSteps(STAGES, { seed: 11 }));
-	await h.session.prompt(WORKLOAD_PROMPT);
+	// Store batches holding records (the background leaf writes hold leaves only).
+	const stage = StoreBatch.prototype.putRecords;
+	const commit = StoreBatch.prototype.commit;
+	const withRecords = new WeakSet<StoreBatch>();
+	let recordBatches = 0;
+	StoreBatch.prototype.putRecords = function (this: StoreBatch, records) {
+		withRecords.add(this);
+		return stage.call(this, records);
+	};
+	StoreBatch.prototype.commit = function (this: StoreBatch) {
+		if (withRecords.has(this)) recordBatches++;
+		return commit.call(this);
+	};
+	try {
+		await h.session.prompt(WORKLOAD_PROMPT);
+	} finally {
+		StoreBatch.prototype.putRecords = stage;
+		StoreBatch.prototype.commit = commit;
+	}
 	const rt = fold?.runtime.get();
 	if (!rt) throw new Error(`no runtime: ${fold?.runtime.reason()}`);
 	const work = h.captured.filter((c) => !isSummaryRequest(c.context)).map((c) => c.context.messages);
 	const answers = h.session.sessionManager
 		.getBranch()
 		.flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? [e.message] : []));
-	return { h, rt, seen, work, answers };
+	return { h, rt, recordBatches, seen, work, answers };
 }
 
 afterAll(removeTempDirs);
@@ -281,6 +302,25 @@ describe("the runtime folds a real session by itself", () => {
 		const edits = branch.filter((e) => e.type === "context_edit").length;
 		expect(edits).toBe(run.rt.commits.reduce((n, c) => n + c.edits, 0));
 		expect(run.rt.commits.some((c) => c.consolidated.length > 0)).toBe(true);
+	});
+
+	it("each commit writes one store batch, its consolidations' parents included", () => {
+		expect(run.rt.commits.some((c) => c.consolidated.length > 0)).toBe(true);
+		expect(run.recordBatches).toBe(run.rt.commits.length);
+	});
+
+	it("every runtime brief is the one written afresh from its fold as it stands (marks' briefs kept between commits, parents' written as planned)", () => {
+		const lattice = run.rt.lattice as FoldLattice;
+		const sm = run.h.session.sessionManager;
+		const entries = { get: (id: string) => sm.getEntry(id) };
+		let checked = 0;
+		for (const f of lattice.folds()) {
+			if (f.state === "pending" || f.provenance !== "deterministic") continue;
+			expect(f.brief, f.id).toBe(briefForFold(lattice, f.id, entries));
+			checked++;
+		}
+		expect(lattice.folds().filter((f) => f.kind === "consolidation").length).toBeGreaterThan(0);
+		expect(checked).toBeGreaterThan(3);
 	});
 
 	it("reopening the session file gives the same lattice and the same projection", () => {

@@ -3,7 +3,6 @@
 // the same text, byte for byte: a brief enters the window and the prompt cache.
 //
 // Budgets are shared fairly (max-min): a 2 MB result or a long note cannot starve the rest.
-import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { FoldId, FoldKind } from "../fold-types.ts";
 import type { FoldChild, FoldLattice, FoldLeaf, FoldView } from "../lattice/index.ts";
 import { wellFormedText } from "../lattice/index.ts";
@@ -20,7 +19,7 @@ import {
 } from "../values/text-fit.ts";
 import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
 import { type IndexChild, indexLines, toolGroupsText } from "./index-lines.ts";
-import { type CallInfo, indexChild, readSpan } from "./span.ts";
+import { type CallInfo, callsAcross, type EntryLookup, indexChild, readSpan, type SpanContent } from "./span.ts";
 
 /** The fixed last line of every brief: how to read the fold back. */
 export function readBackSuffix(id: FoldId): string {
@@ -122,11 +121,7 @@ function noteLines(notes: readonly string[], budget: number, bullet = "- "): str
 }
 
 /** `user 1 (340 chars), assistant 2 (1,200 chars)` for raw leaves of a consolidation. */
-function rawSummary(leaves: readonly string[], entriesById: ReadonlyMap<string, SessionEntry>): string {
-	const span = readSpan(
-		leaves.map((entryId) => ({ entryId, hash: "" })),
-		entriesById,
-	);
+function rawSummary(span: SpanContent): string {
 	const parts = [...span.roles].map(([role, r]) => `${role} ${r.n} (${count(r.chars)} chars)`);
 	if (span.missing > 0) parts.push(`${span.missing} unavailable`);
 	return `raw: ${parts.join(", ")}`;
@@ -134,12 +129,7 @@ function rawSummary(leaves: readonly string[], entriesById: ReadonlyMap<string, 
 
 // ---- one writer per kind ----
 
-type Writer = (
-	fold: BriefFold,
-	entriesById: ReadonlyMap<string, SessionEntry>,
-	budget: number,
-	opts: BriefOptions,
-) => string[];
+type Writer = (fold: BriefFold, entriesById: EntryLookup, budget: number, opts: BriefOptions) => string[];
 
 const toolBatch: Writer = (fold, entriesById, budget) => {
 	const span = readSpan(fold.leaves, entriesById);
@@ -187,25 +177,36 @@ const chapter: Writer = (fold, entriesById, budget) => {
 };
 
 const consolidation: Writer = (fold, entriesById, budget, opts) => {
-	const items = consolidationIndex(fold, entriesById, opts);
+	const { items, parts } = consolidationIndex(fold, entriesById, opts);
 	const folds = items.filter((it) => typeof it !== "string").length;
 	const rawCount = fold.children.length - folds;
-	const calls = readSpan(fold.leaves, entriesById).calls.length;
+	// The whole span is read once, child by child (its children are whole tool batches or chapters).
+	const calls = callsAcross(parts);
 	const header = `[pi-fold ${fold.id}] consolidation of ${folds} folds${rawCount > 0 ? ` and ${rawCount} raw entries` : ""} (${fold.leaves.length} entries, ${calls} calls); peek it or a child id`;
 	const h = clip(header, Math.min(240, budget));
 	return [h, ...indexLines(items, budget - codePointLength(h) - 1)];
 };
 
-/** A consolidation's children in order: each child fold read whole from its leaves, raw runs by role and size. */
-export function consolidationIndex(
+/**
+ * A consolidation's children in order: each child fold read whole from its leaves, raw runs by role
+ * and size; and the readings of those parts, in span order.
+ */
+function consolidationIndex(
 	fold: BriefFold,
-	entriesById: ReadonlyMap<string, SessionEntry>,
+	entriesById: EntryLookup,
 	opts: BriefOptions,
-): (IndexChild | string)[] {
+): { items: (IndexChild | string)[]; parts: SpanContent[] } {
 	const items: (IndexChild | string)[] = [];
+	const parts: SpanContent[] = [];
 	let raw: string[] = [];
 	const flush = () => {
-		if (raw.length > 0) items.push(rawSummary(raw, entriesById));
+		if (raw.length === 0) return;
+		const span = readSpan(
+			raw.map((entryId) => ({ entryId, hash: "" })),
+			entriesById,
+		);
+		items.push(rawSummary(span));
+		parts.push(span);
 		raw = [];
 	};
 	for (const c of fold.children) {
@@ -214,10 +215,12 @@ export function consolidationIndex(
 			continue;
 		}
 		flush();
-		items.push(indexChild(c.id, opts.childFold?.(c.id), opts.childLeaves?.(c.id) ?? [], entriesById));
+		const child = indexChild(c.id, opts.childFold?.(c.id), opts.childLeaves?.(c.id) ?? [], entriesById);
+		items.push(child);
+		parts.push(child.span);
 	}
 	flush();
-	return items;
+	return { items, parts };
 }
 
 const peek: Writer = (fold, entriesById, budget) => {
@@ -262,11 +265,7 @@ function assemble(lines: readonly string[], id: FoldId, limit: number): string {
  * `limit` code points, naming the id and ending with the read-back line. Never throws: an
  * unreadable span still gets a minimal brief that names the fold.
  */
-export function deterministicBrief(
-	fold: BriefFold,
-	entriesById: ReadonlyMap<string, SessionEntry>,
-	opts: BriefOptions = {},
-): string {
+export function deterministicBrief(fold: BriefFold, entriesById: EntryLookup, opts: BriefOptions = {}): string {
 	const limit = Math.min(BRIEF_MAX_CHARS, Math.max(120, Math.floor(opts.limit ?? BRIEF_MAX_CHARS)));
 	const budget = limit - codePointLength(readBackSuffix(fold.id));
 	try {
@@ -286,7 +285,7 @@ export function deterministicBrief(
 export function briefForFold(
 	lattice: Pick<FoldLattice, "get" | "leavesOf">,
 	id: FoldId,
-	entriesById: ReadonlyMap<string, SessionEntry>,
+	entriesById: EntryLookup,
 	opts: Omit<BriefOptions, "childFold" | "childLeaves"> = {},
 ): string | undefined {
 	const fold = lattice.get(id);

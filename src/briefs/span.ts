@@ -19,6 +19,8 @@ export interface CallInfo {
 	/** The arguments as given. */
 	input: unknown;
 	result?: { text: string; chars: number; isError: boolean; images: number };
+	/** A result whose call is not in the span read (its call, if anywhere, is before the span). */
+	orphan?: true;
 }
 
 type Loose = Record<string, unknown>;
@@ -76,7 +78,10 @@ export interface SpanContent {
 	missing: number;
 }
 
-export function readSpan(leaves: readonly FoldLeaf[], entriesById: ReadonlyMap<string, SessionEntry>): SpanContent {
+/** The session entries a brief reads, by id (a Map, or a lookup through the context's positions). */
+export type EntryLookup = Pick<ReadonlyMap<string, SessionEntry>, "get">;
+
+export function readSpan(leaves: readonly FoldLeaf[], entriesById: EntryLookup): SpanContent {
 	const out: SpanContent = { calls: [], notes: [], roles: new Map(), missing: 0 };
 	const byCall = new Map<string, CallInfo>();
 	for (const leaf of leaves) {
@@ -118,7 +123,7 @@ export function readSpan(leaves: readonly FoldLeaf[], entriesById: ReadonlyMap<s
 			else {
 				// A result whose call is outside the leaves (never in a valid fold): still described.
 				const name = typeof m.toolName === "string" ? m.toolName : "?";
-				const orphan: CallInfo = { id, name, args: "", json: "", input: undefined, result };
+				const orphan: CallInfo = { id, name, args: "", json: "", input: undefined, result, orphan: true };
 				out.calls.push(orphan);
 				byCall.set(id, orphan);
 			}
@@ -127,13 +132,28 @@ export function readSpan(leaves: readonly FoldLeaf[], entriesById: ReadonlyMap<s
 	return out;
 }
 
+/**
+ * How many calls readSpan finds in a span, from the readings of its consecutive parts, in order:
+ * a part's result answering a call read in an earlier part joins that call instead of counting
+ * as a call of its own, as it does when the span is read whole.
+ */
+export function callsAcross(parts: readonly SpanContent[]): number {
+	const seen = new Set<string>();
+	let n = 0;
+	for (const part of parts) {
+		for (const c of part.calls) if (!(c.orphan && seen.has(c.id))) n++;
+		for (const c of part.calls) seen.add(c.id);
+	}
+	return n;
+}
+
 /** What an index line says about one fold: its shape and everything its entries hold. */
 export function indexChild(
 	id: FoldId,
 	fold: Pick<FoldView, "kind" | "brief" | "provenance" | "children"> | undefined,
 	leaves: readonly FoldLeaf[],
-	entriesById: ReadonlyMap<string, SessionEntry>,
-): IndexChild {
+	entriesById: EntryLookup,
+): IndexChild & { span: SpanContent } {
 	const supplied = fold?.provenance === "supplied" ? fold.brief.split("\n", 1)[0] : undefined;
 	return {
 		id,

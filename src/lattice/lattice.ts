@@ -249,6 +249,11 @@ export class FoldLattice {
 		return f && leavesOf(f, this.#ctx);
 	}
 
+	/** An entry's position in the context, undefined for an unknown entry. */
+	position(entryId: string): number | undefined {
+		return this.#ctx.position(entryId);
+	}
+
 	/** The innermost fold covering an entry, null when it is raw, undefined for an unknown entry. */
 	foldOf(entryId: string): FoldId | null | undefined {
 		const p = this.#ctx.position(entryId);

@@ -1,10 +1,11 @@
 // Consolidation at a commit: once more than consolidateAfter roots are visible, runs of touching
-// roots get a parent fold whose brief indexes its children (the core picks the runs). Each parent
-// is stored before it is applied, like the marks; one that cannot be stored leaves its roots as
-// they are and the rest goes on.
-import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+// roots of equal height get a parent fold whose brief indexes its children (the core picks the
+// runs). Each parent is stored before it is applied, like the marks: in the commit's one store
+// batch, or (when that batch fails) each on its own, so one that cannot be stored leaves its
+// roots as they are and the rest goes on.
 import { MARK_PINNED, type PiFoldCore } from "../../bindings/index.ts";
-import { briefForFold } from "../briefs/briefs.ts";
+import { deterministicBrief } from "../briefs/briefs.ts";
+import type { EntryLookup } from "../briefs/span.ts";
 import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { CommittedFold } from "../session/journal.ts";
@@ -19,7 +20,7 @@ export interface ConsolidateInput {
 	core: PiFoldCore;
 	store: FoldStore;
 	context: ContextEntries;
-	entriesById: ReadonlyMap<string, SessionEntry>;
+	entriesById: EntryLookup;
 	/** Written as the parents are stored; grows in place. */
 	records: RecordIndex;
 	prewritten?: PrewrittenLeaves;
@@ -43,11 +44,13 @@ export function must<T extends object>(what: string, o: Outcome<T>): T {
 	return o as T;
 }
 
-/** Consolidate the visible roots of `work` (a copy the caller owns); stores each parent first. */
-export async function consolidateRoots(work: FoldLattice, input: ConsolidateInput): Promise<Consolidated> {
-	const out: Consolidated = { lattice: work, parents: [], skipped: [] };
+/** The runs of visible roots of `work` the core chooses to consolidate now, oldest first (none at or under consolidateAfter). */
+export function consolidationGroups(
+	work: FoldLattice,
+	input: Pick<ConsolidateInput, "core" | "consolidateAfter" | "damaged">,
+): FoldId[][] {
 	const roots = work.visibleRoots();
-	if (roots.length <= input.consolidateAfter) return out;
+	if (roots.length <= input.consolidateAfter) return [];
 	const views = roots.map((id) => work.get(id) as FoldView);
 	const choice = input.core.selectConsolidation(
 		{
@@ -62,19 +65,32 @@ export async function consolidateRoots(work: FoldLattice, input: ConsolidateInpu
 		input.consolidateAfter,
 		CONSOLIDATION_MAX_GAP,
 	);
-	for (let g = 0; g < choice.groupCount; g++) {
-		const ids = roots.slice(choice.groups[2 * g], choice.groups[2 * g + 1] + 1);
-		// The brief indexes the children, so it needs the fold: learn it on a probe copy first.
-		const probe = out.lattice.clone();
-		const probed = must("consolidate (probe)", probe.consolidate(ids, { maxGap: CONSOLIDATION_MAX_GAP }));
-		const brief = briefForFold(probe, probed.id, input.entriesById);
-		if (!brief) throw new Error(`no brief could be written for the consolidation of ${ids.join(", ")}`);
+	const groups: FoldId[][] = [];
+	for (let g = 0; g < choice.groupCount; g++)
+		groups.push(roots.slice(choice.groups[2 * g], choice.groups[2 * g + 1] + 1));
+	return groups;
+}
+
+/**
+ * The parent of the roots `ids`, made on `lattice` in place: its brief indexes its children, written
+ * from the fold as planned (its id is known only then), so no trial copy is needed to learn it.
+ */
+export function makeParent(lattice: FoldLattice, ids: readonly FoldId[], entriesById: EntryLookup): FoldId {
+	const brief = (fold: Parameters<typeof deterministicBrief>[0]) =>
+		deterministicBrief(fold, entriesById, {
+			childFold: (c) => lattice.get(c),
+			childLeaves: (c) => lattice.leavesOf(c),
+		});
+	return must("consolidate", lattice.consolidate(ids, { brief, maxGap: CONSOLIDATION_MAX_GAP })).id;
+}
+
+/** Consolidate the visible roots of `work` (a copy the caller owns), storing each parent in a batch of its own first. */
+export async function consolidateRoots(work: FoldLattice, input: ConsolidateInput): Promise<Consolidated> {
+	const out: Consolidated = { lattice: work, parents: [], skipped: [] };
+	for (const ids of consolidationGroups(work, input)) {
 		const trial = out.lattice.clone();
-		const made = must(
-			"consolidate",
-			trial.consolidate(ids, { brief, provenance: "deterministic", maxGap: CONSOLIDATION_MAX_GAP }),
-		);
-		const stored = await persistEach(trial, input.store, input.context, [made.id], input.records, input.prewritten);
+		const made = makeParent(trial, ids, input.entriesById);
+		const stored = await persistEach(trial, input.store, input.context, [made], input.records, input.prewritten);
 		out.skipped.push(...stored.skipped);
 		if (stored.stored.length === 0) continue; // its roots stay as they are
 		out.lattice = trial;

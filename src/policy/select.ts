@@ -2,10 +2,12 @@
 // its brief's, in the calibrated unit of the need), then the core's stalest-first selection until
 // the need is met. A person's /fold takes every mark asked for; a peek's own result goes whatever
 // it frees.
-import type { ProjectedSessionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { ProjectedSessionEntry } from "@earendil-works/pi-coding-agent";
 import { MARK_ELIGIBLE, type PiFoldCore } from "../../bindings/index.ts";
 import { briefForFold } from "../briefs/briefs.ts";
+import type { EntryLookup } from "../briefs/span.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
+import type { EntryTokens } from "../meter/arithmetic.ts";
 import { estimateMessages } from "../meter/estimate.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { FoldId } from "../vocabulary.ts";
@@ -16,7 +18,14 @@ export interface SelectInput {
 	context: ContextEntries;
 	/** The boundary's projection (Pi's preview of the next request): what each span shows now. */
 	projection: readonly ProjectedSessionEntry[];
-	entriesById: ReadonlyMap<string, SessionEntry>;
+	entriesById: EntryLookup;
+	/**
+	 * Deterministic briefs of pending marks already written, by markBriefKey: kept from one commit
+	 * to the next (grows with the new marks, loses the ones no longer pending).
+	 */
+	markBriefs?: Map<string, string>;
+	/** The meter's per-entry estimates (kept across commits). */
+	entryTokens?: EntryTokens;
 	/** Calibrated tokens the commit must free, and the calibration ratio real/estimated. */
 	need: number;
 	ratio: number;
@@ -38,18 +47,62 @@ export interface Selection {
 	met: boolean;
 }
 
-/** Estimated tokens each context entry contributes to the projection now (0 when omitted). */
-function projectedTokens(core: PiFoldCore, projection: readonly ProjectedSessionEntry[]): Map<string, number> {
-	const messages = projection.flatMap((pe) => pe.messages);
-	const tokens = estimateMessages(core, messages);
+/**
+ * Estimated tokens each context entry of `wanted` contributes to the projection now (0 when
+ * omitted). An entry shown as it is (its own message) takes the per-entry estimate `entryTokens`
+ * keeps (the same estimator on the same message); only entries shown edited are estimated here.
+ */
+function projectedTokens(
+	core: PiFoldCore,
+	projection: readonly ProjectedSessionEntry[],
+	wanted: ReadonlySet<string>,
+	entryTokens?: EntryTokens,
+): Map<string, number> {
 	const out = new Map<string, number>();
-	let i = 0;
+	const edited: ProjectedSessionEntry[] = [];
 	for (const pe of projection) {
+		const source = pe.sourceEntry;
+		if (!wanted.has(source.id)) continue;
+		const asItIs = source.type === "message" && pe.messages.length === 1 && pe.messages[0] === source.message;
+		if (asItIs && entryTokens) out.set(source.id, entryTokens.of([source])[0]);
+		else edited.push(pe);
+	}
+	const tokens = estimateMessages(
+		core,
+		edited.flatMap((pe) => pe.messages),
+	);
+	let i = 0;
+	for (const pe of edited) {
 		let sum = 0;
 		for (let k = 0; k < pe.messages.length; k++) sum += tokens[i++];
 		out.set(pe.sourceEntry.id, sum);
 	}
 	return out;
+}
+
+/**
+ * What a mark's deterministic brief is a function of: its id (the identity of its exact entries)
+ * and its kind. A mark is never a consolidation, the one kind whose brief reads its children's
+ * briefs, so nothing else goes into it.
+ */
+function markBriefKey(f: FoldView): string {
+	return `${f.kind} ${f.id}`;
+}
+
+/** A mark's deterministic brief: written once, then kept in `markBriefs` while it is pending. */
+function markBrief(input: SelectInput, f: FoldView): string {
+	const key = markBriefKey(f);
+	const known = input.markBriefs?.get(key);
+	if (known !== undefined) return known;
+	const brief = briefForFold(input.lattice, f.id, input.entriesById) ?? "";
+	if (brief !== "") input.markBriefs?.set(key, brief);
+	return brief;
+}
+
+/** Keep only the briefs of marks still pending. */
+function forgetOthers(markBriefs: Map<string, string>, pending: readonly FoldView[]): void {
+	const keep = new Set(pending.map(markBriefKey));
+	for (const key of markBriefs.keys()) if (!keep.has(key)) markBriefs.delete(key);
 }
 
 /** The marks to fold; throws with the reason when there is nothing to fold. */
@@ -58,12 +111,11 @@ export function selectMarks(input: SelectInput): Selection {
 	const pending = input.lattice.pending().filter((f) => !input.only || input.only.has(f.id));
 	if (pending.length === 0)
 		throw new Error(input.only ? "none of the named marks is pending" : "no pending marks to commit");
-	const shown = projectedTokens(core, input.projection);
-	const briefs = pending.map((f) =>
-		f.provenance === "supplied" && f.brief !== ""
-			? f.brief
-			: (briefForFold(input.lattice, f.id, input.entriesById) ?? ""),
-	);
+	const wanted = new Set<string>();
+	for (const f of pending) for (let p = f.start; p < f.end; p++) wanted.add(context.entries[p].id);
+	const shown = projectedTokens(core, input.projection, wanted, input.entryTokens);
+	const briefs = pending.map((f) => (f.provenance === "supplied" && f.brief !== "" ? f.brief : markBrief(input, f)));
+	if (input.markBriefs && !input.only) forgetOthers(input.markBriefs, pending);
 	const briefTokens = estimateMessages(
 		core,
 		briefs.map((text) => ({ role: "assistant", content: [{ type: "text", text }] })),

@@ -70,6 +70,8 @@ export async function planBatch(deps: CommitDeps, open: Open, req: PlanRequest):
 		...(req.all ? { all: true, only: req.only } : {}),
 		unstorable: open.unstorable,
 		damaged: open.damaged,
+		markBriefs: open.markBriefs,
+		entryTokens: deps.meter.entryTokens,
 	});
 	if (!planned.ok) return { ok: false, reason: `nothing folded: ${planned.reason}` };
 	// Folds that could not be stored: named, and not chosen again.

@@ -29,6 +29,8 @@ export interface Open {
 	aliases: Map<FoldId, FoldId>;
 	/** Marks a commit could not store, with why: not chosen again by the runtime in this session. */
 	unstorable: Map<FoldId, string>;
+	/** Deterministic briefs of pending marks, written once by the first commit that weighs them. */
+	markBriefs: Map<string, string>;
 }
 
 /** `now` is `before` plus entries appended at the end (same entries, by id, in the same places). */
@@ -95,6 +97,7 @@ export class OpenSession {
 			damaged: rebuilt.damaged,
 			aliases: rebuilt.aliases,
 			unstorable: new Map(),
+			markBriefs: new Map(),
 		};
 		return this.#open;
 	}

@@ -22,11 +22,14 @@ interface WritePlan {
 	recordOf(id: FoldId, recordHash: (id: FoldId) => HexHash | undefined): FoldRecord;
 }
 
+/** The records known durable (or staged in the same batch), by fold id. */
+type KnownRecords = Pick<RecordIndex, "has" | "get">;
+
 function planWrites(
 	lattice: FoldLattice,
 	context: ContextEntries,
 	ids: readonly FoldId[],
-	written: RecordIndex,
+	written: KnownRecords,
 ): WritePlan {
 	const position = new Map(context.entries.map((e, i) => [e.id, i]));
 	const get = (id: FoldId) => {
@@ -85,7 +88,8 @@ function planWrites(
 	return { leaves, leafHashes, waves, recordOf };
 }
 
-function committedFolds(lattice: FoldLattice, ids: readonly FoldId[], written: RecordIndex): CommittedFold[] {
+/** What a commit record names for each of `ids` (written): its record hash and the brief it shows. */
+export function committedFolds(lattice: FoldLattice, ids: readonly FoldId[], written: RecordIndex): CommittedFold[] {
 	return ids.map((id) => {
 		const fold = lattice.get(id);
 		return {
@@ -104,7 +108,7 @@ function committedFolds(lattice: FoldLattice, ids: readonly FoldId[], written: R
 function stagePlan(
 	batch: StoreBatch,
 	plan: WritePlan,
-	written: RecordIndex,
+	written: KnownRecords,
 	leaves = plan.leaves,
 ): Map<FoldId, HexHash> {
 	if (leaves.length > 0) batch.putLeaves(leaves);
@@ -143,6 +147,48 @@ export function persistFolds(
 export type PrewrittenLeaves = (hashes: readonly HexHash[]) => Promise<ReadonlySet<HexHash>>;
 
 /**
+ * The folds of several steps written in one store batch (a commit's marks, then the parents
+ * consolidation lays over them: a parent's record names records staged before it in the same
+ * batch), with its fsyncs off the main thread. Nothing of it is durable, nor in `written`, until
+ * commit() resolves; then all of it is. With `prewritten`, leaves it vouches for are not written again.
+ */
+export class FoldWrites {
+	readonly #context: ContextEntries;
+	readonly #written: RecordIndex;
+	readonly #prewritten: PrewrittenLeaves | undefined;
+	readonly #batch: StoreBatch;
+	readonly #staged = new Map<FoldId, HexHash>();
+	/** Durable or staged here: what a later step's records may name. */
+	readonly #known: KnownRecords;
+
+	constructor(store: FoldStore, context: ContextEntries, written: RecordIndex, prewritten?: PrewrittenLeaves) {
+		this.#context = context;
+		this.#written = written;
+		this.#prewritten = prewritten;
+		this.#batch = store.batch();
+		this.#known = {
+			has: (id) => this.#staged.has(id) || written.has(id),
+			get: (id) => this.#staged.get(id) ?? written.get(id),
+		};
+	}
+
+	/** Stage the folds `ids` of `lattice` (and any nested fold neither written nor staged yet). */
+	async stage(lattice: FoldLattice, ids: readonly FoldId[]): Promise<void> {
+		const plan = planWrites(lattice, this.#context, ids, this.#known);
+		const prewritten = this.#prewritten;
+		const durable = prewritten && plan.leaves.length > 0 ? await prewritten(plan.leafHashes) : new Set<HexHash>();
+		const leaves = plan.leaves.filter((_, i) => !durable.has(plan.leafHashes[i]));
+		for (const [id, hash] of stagePlan(this.#batch, plan, this.#known, leaves)) this.#staged.set(id, hash);
+	}
+
+	/** Write the batch; every staged record is in `written` once it resolves. */
+	async commit(): Promise<void> {
+		await this.#batch.commit();
+		for (const [id, hash] of this.#staged) this.#written.set(id, hash);
+	}
+}
+
+/**
  * persistFolds with each batch's fsyncs run concurrently off the main thread. Resolves only once
  * every leaf and record is durable; `written` grows only with records that are. With `prewritten`,
  * leaves it vouches for are not written again.
@@ -155,13 +201,9 @@ export async function persistFoldsAsync(
 	written: RecordIndex,
 	prewritten?: PrewrittenLeaves,
 ): Promise<CommittedFold[]> {
-	const plan = planWrites(lattice, context, ids, written);
-	const durable = prewritten && plan.leaves.length > 0 ? await prewritten(plan.leafHashes) : new Set<HexHash>();
-	const leaves = plan.leaves.filter((_, i) => !durable.has(plan.leafHashes[i]));
-	const batch = store.batch();
-	const staged = stagePlan(batch, plan, written, leaves);
-	await batch.commit();
-	for (const [id, hash] of staged) written.set(id, hash);
+	const writes = new FoldWrites(store, context, written, prewritten);
+	await writes.stage(lattice, ids);
+	await writes.commit();
 	return committedFolds(lattice, ids, written);
 }
 

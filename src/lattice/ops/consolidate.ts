@@ -3,16 +3,28 @@
 // runtime's operation (done at a commit), so its brief is the runtime's: provenance "deterministic"
 // unless the caller says otherwise.
 import type { BriefProvenance, FoldId } from "../../fold-types.ts";
-import { describeFold, type FoldNode, type FoldSpec } from "../fold.ts";
+import { describeFold, type FoldChild, type FoldLeaf, type FoldNode, type FoldSpec } from "../fold.ts";
 import { planRoots } from "../grow.ts";
 import { refuse, show } from "../outcome.ts";
 import { rootOf } from "../structure.ts";
+import { leavesOf, viewOf } from "../views.ts";
 import { BRIEF_MAX_CHARS, briefText, isProvenance } from "../vocabulary.ts";
 import { type Change, foldList, idsOf, type LatticeData } from "./common.ts";
 
+/** The consolidation as planned, before it is linked in: what its brief is written from. */
+export interface PlannedConsolidation {
+	id: FoldId;
+	kind: "consolidation";
+	children: FoldChild[];
+	leaves: FoldLeaf[];
+}
+
 export interface ConsolidateOptions {
-	/** The consolidation's brief; default: a plain index of its children. */
-	brief?: string;
+	/**
+	 * The consolidation's brief, or its writer, given the fold as planned (its id is known only
+	 * then); default: a plain index of its children.
+	 */
+	brief?: string | ((fold: PlannedConsolidation) => string);
 	/** Who wrote `brief`; default "deterministic" (the runtime's brief writer). */
 	provenance?: BriefProvenance;
 	/** The most raw entries allowed between two consecutive roots; default 0. */
@@ -46,7 +58,8 @@ export function consolidate(
 	}
 	const provenance = opts?.provenance ?? "deterministic";
 	if (!isProvenance(provenance)) refuse(`unknown brief provenance ${show(provenance)}: deterministic or supplied`);
-	const given = opts?.brief === undefined ? undefined : briefText(opts.brief);
+	const writer = typeof opts?.brief === "function" ? opts.brief : undefined;
+	const given = opts?.brief === undefined || writer ? undefined : briefText(opts.brief);
 	for (const f of roots) {
 		if (f.parent !== -1)
 			refuse(`${describeFold(f)} is nested in ${describeFold(d.structure.nodes[f.parent])}: consolidate takes roots`);
@@ -86,8 +99,15 @@ export function consolidate(
 		kind: "consolidation",
 		state: "committed",
 		brief: given ?? indexBrief(roots, gapEntries.length),
-		provenance: given === undefined ? "deterministic" : provenance,
+		provenance: given === undefined && !writer ? "deterministic" : provenance,
 	};
 	const planned = planRoots(d.core, d.ctx, d.structure, d.pins, [spec]);
-	return { result: { id: planned.made[0].id, children: idsOf(roots), gapEntries }, apply: planned.apply };
+	const made = planned.made[0];
+	if (writer) {
+		const view = viewOf(made, d.structure, d.ctx);
+		made.brief = briefText(
+			writer({ id: made.id, kind: "consolidation", children: view.children, leaves: leavesOf(made, d.ctx) }),
+		);
+	}
+	return { result: { id: made.id, children: idsOf(roots), gapEntries }, apply: planned.apply };
 }
