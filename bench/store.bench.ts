@@ -94,7 +94,7 @@ for (let run = 0; run < 9; run++) {
 	rebuildRuns.push(ms);
 	rebuildNoStoreRuns.push(time(() => rebuildLattice(branch, contextEntries, core))[1]);
 }
-const contextBytes = contextEntriesOf(contextEntries, core).texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
+const contextBytes = contextEntriesOf(contextEntries, core).entries.reduce((n, e) => n + e.bytes, 0);
 
 const verifyMs = median(verifyRuns);
 const hashStageMs = median(hashStageRuns);

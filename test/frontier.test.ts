@@ -378,7 +378,6 @@ describe("the frontier against the straightforward pass", () => {
 	const sliced = (context: ContextEntries, n: number): ContextEntries => ({
 		entries: context.entries.slice(0, n),
 		sources: context.sources.slice(0, n),
-		texts: context.texts.slice(0, n),
 	});
 
 	// As the runtime runs it: the whole context and lattice (the lattice's index of tool batches,

@@ -19,7 +19,8 @@ import type { FoldId } from "../src/fold-types.ts";
 import { parseOptions } from "../src/host/options.ts";
 import { FoldActions } from "../src/operations/actions.ts";
 import { FoldRuntime } from "../src/runtime/runtime.ts";
-import type { SearchAnswer } from "../src/search/search.ts";
+import { FOLD_TEXTS_MAX_BYTES, FoldTexts } from "../src/search/fold-texts.ts";
+import { checkQuery, type SearchAnswer, searchFolds } from "../src/search/search.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { TREE_PAGE } from "../src/tool/status.ts";
 import {
@@ -200,6 +201,31 @@ describe("search on a real session", () => {
 		const [from, to, total] = (m ?? []).slice(1).map(Number);
 		expect([from, to]).toEqual([5, Math.min(total, 4 + TREE_PAGE)]);
 		expect(total).toBeGreaterThanOrEqual(folds);
+	});
+
+	it("text views kept within a fixed size: with room for a fraction of the text, the same answers, never more kept", () => {
+		const open = rtOf(agent).view;
+		if (!open) throw new Error("no session open");
+		const whole = new FoldTexts();
+		const small = new FoldTexts(20_000);
+		const queries = [
+			{ query: "check value" },
+			{ query: "stage", limit: 5, offset: 7 },
+			{ query: "export (declare )?class", regex: true },
+			{ query: values[3].value },
+		];
+		for (const q of [...queries, ...queries]) {
+			const checked = checkQuery(q.query, q.regex ?? false);
+			if (!checked.ok) throw new Error(checked.reason);
+			const want = searchFolds(open, whole, rtOf(agent).core, q, checked);
+			const got = searchFolds(open, small, rtOf(agent).core, q, checked);
+			expect(comparable(got), q.query).toEqual(comparable(want));
+			expect(got.total, q.query).toBeGreaterThan(0);
+			expect(small.bytes).toBeLessThanOrEqual(small.maxBytes);
+		}
+		// The session's folds hold several times what the small one may keep.
+		expect(whole.bytes).toBeGreaterThan(5 * small.maxBytes);
+		expect(whole.maxBytes).toBe(FOLD_TEXTS_MAX_BYTES);
 	});
 
 	it("the same results after the session is reopened by a new runtime", () => {

@@ -213,7 +213,6 @@ export async function generateLongSession(core: PiFoldCore, opts: LongSessionOpt
 			if (!ext.ok) throw new Error(ext.reason);
 			context.entries.push(...grown.entries);
 			context.sources.push(...grown.sources);
-			context.texts.push(...grown.texts);
 			const marked = lattice.mark(added[0].id, added[added.length - 1].id, "tool-batch");
 			if (!marked.ok) throw new Error(marked.reason);
 			w.append({

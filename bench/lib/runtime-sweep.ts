@@ -68,7 +68,7 @@ export interface SweepRun {
 		folds: number;
 		/** Nesting of the deepest fold (a root has depth 0, so depth + 1 levels). */
 		maxDepth: number;
-		/** Bytes of entry text the runtime holds (its context's canonical texts). */
+		/** Bytes of entry text pi-fold holds: the text views search keeps (bounded; the sweep does not search). */
 		heldTextBytes: number;
 		sessionFileBytes: number;
 	};
@@ -157,7 +157,7 @@ export async function runSweep(cfg: SweepConfig): Promise<SweepRun> {
 				...shapeOf(sm.getBranch()),
 				folds: folds.length,
 				maxDepth: Math.max(-1, ...folds.map((f) => f.depth)),
-				heldTextBytes: (rt?.view?.context.texts ?? []).reduce((n, t) => n + t.length, 0),
+				heldTextBytes: fold?.runtime.actions()?.textViewBytes ?? 0,
 				sessionFileBytes: file ? statSync(file).size : 0,
 			},
 			health: {

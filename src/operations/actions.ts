@@ -55,7 +55,7 @@ function checkBrief(raw: unknown, what: string, it = what): Outcome<{ text: stri
 export class FoldActions {
 	readonly #rt: RuntimePort;
 	readonly #appendRecord: (op: JournalOp) => void;
-	/** Verified text views of folds, read once each, for search. */
+	/** Verified text views of folds for search, kept between searches up to a fixed size. */
 	readonly #texts = new FoldTexts();
 
 	/** `appendRecord` makes a record durable now (pi.appendEntry). */
@@ -76,6 +76,11 @@ export class FoldActions {
 
 	peek(id: unknown, opts: PeekOptions): Outcome<PeekAnswer> {
 		return peekFold(this.#rt, id, opts);
+	}
+
+	/** Bytes of entry text the search views keep (at most FOLD_TEXTS_MAX_BYTES between searches). */
+	get textViewBytes(): number {
+		return this.#texts.bytes;
 	}
 
 	search(req: SearchRequest, opts: { toolCallId?: string } = {}): Outcome<{ answer: SearchAnswer }> {

@@ -9,6 +9,7 @@ import type { FoldView } from "../lattice/index.ts";
 import { windowCosts } from "../meter/arithmetic.ts";
 import type { FoldTexts } from "../search/fold-texts.ts";
 import { checkQuery, type SearchAnswer, type SearchRequest, searchFolds } from "../search/search.ts";
+import { textAt } from "../session/context-entries.ts";
 import {
 	entryText,
 	type FoldSource,
@@ -139,7 +140,9 @@ export function shownTokensOf(
 export function rawEntries(port: RuntimePort, start: number, count: number, bytes: number): Outcome<{ slice: Slice }> {
 	const open = port.view;
 	if (!open) return fail("no session is open yet");
-	const texts = open.context.texts.slice(start, start + count);
-	const text = Array.from({ length: count }, (_, i) => entryText(texts[i] ?? "")).join("\n\n");
+	const sources = open.context.sources;
+	const text = Array.from({ length: count }, (_, i) =>
+		entryText(start + i < sources.length ? textAt(open.context, start + i) : ""),
+	).join("\n\n");
 	return { ok: true, slice: sliceUtf8(text, 0, bytes) };
 }

@@ -34,7 +34,6 @@ export interface OpenView {
 	readonly context: {
 		readonly entries: readonly LatticeEntry[];
 		readonly sources: readonly SessionEntry[];
-		readonly texts: readonly string[];
 	};
 	readonly sessionId: string;
 }

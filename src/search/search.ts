@@ -11,7 +11,7 @@ import type { FoldView } from "../lattice/index.ts";
 import type { Open } from "../session/open-session.ts";
 import { codePointLength, headOf, oneLine, tailOf, utf8Length } from "../values/text-fit.ts";
 import { type FoldId, SEARCH_DEFAULT_LIMIT } from "../vocabulary.ts";
-import type { FoldTexts, ReadProblem } from "./fold-texts.ts";
+import type { EntryView, FoldTexts, ReadProblem } from "./fold-texts.ts";
 import { Matcher } from "./matcher.ts";
 import { literalPattern, MAX_QUERY_CHARS, type Node, PatternError, parseRegex, requiredLiteral } from "./pattern.ts";
 
@@ -136,7 +136,7 @@ export function searchFolds(
 	const t0 = performance.now();
 	const limit = req.limit ?? SEARCH_DEFAULT_LIMIT;
 	const offset = req.offset ?? 0;
-	const problems = texts.ensure(open, core);
+	const problems: ReadProblem[] = [];
 	const lattice = open.lattice;
 	const matcher = new Matcher(checked.node);
 	const needle = asciiNeedle(checked.node);
@@ -148,41 +148,54 @@ export function searchFolds(
 	const foldsMatched = new Set<FoldId>();
 	const views = new Map<FoldId, FoldView>();
 	const page: Pending[] = [];
+	/** The views of the roots holding the page's hits, held until the hits are written. */
+	const pageViews = new Map<number, EntryView | undefined>();
 	let total = 0;
 	let entries = 0;
 	let bytes = 0;
 	const entriesList = lattice.entries;
-	for (let p = 0; p < entriesList.length; p++) {
-		const e = entriesList[p];
-		const owner = lattice.foldOf(e.id);
-		if (!owner) continue;
-		const view = texts.entry(e.hash);
-		if (!view) continue; // its fold could not be read: reported in problems
-		let fold = views.get(owner);
-		if (!fold) {
-			fold = lattice.get(owner);
-			if (!fold) continue;
-			views.set(owner, fold);
-		}
-		foldsSeen.add(owner);
-		entries++;
-		bytes += view.bytes;
-		const text = view.text;
-		const found = fold;
-		const onLine = (lineStart: number, end: number): boolean => {
-			if (total >= offset && total < offset + limit) page.push({ leaf: p - found.start, fold: found, lineStart, end });
-			total++;
-			foldsMatched.add(found.id);
-			return true;
-		};
-		const finished = scanText(text, matcher, needle, onLine, overdue);
-		if (!finished || overdue()) {
-			stopped = `the time budget of ${SEARCH_TIME_BUDGET_MS / 1000} s ran out at entry ${e.id} (${entries} entries, ${bytes} bytes searched): narrow the query`;
-			break;
+	// Root by root: each read (or taken from what the views keep), searched, and let go.
+	scan: for (const r of lattice.rootSpans()) {
+		const root = lattice.get(r.id);
+		if (!root) continue;
+		const read = texts.root(open, core, root);
+		problems.push(...read.problems);
+		for (let p = root.start; p < root.end; p++) {
+			const e = entriesList[p];
+			const owner = lattice.foldOf(e.id);
+			if (!owner) continue;
+			const view = read.views[p - root.start];
+			if (!view) continue; // its fold could not be read: reported in problems
+			let fold = views.get(owner);
+			if (!fold) {
+				fold = lattice.get(owner);
+				if (!fold) continue;
+				views.set(owner, fold);
+			}
+			foldsSeen.add(owner);
+			entries++;
+			bytes += view.bytes;
+			const text = view.text;
+			const found = fold;
+			const onLine = (lineStart: number, end: number): boolean => {
+				if (total >= offset && total < offset + limit) {
+					page.push({ leaf: p - found.start, fold: found, lineStart, end });
+					if (!pageViews.has(root.start))
+						for (let q = root.start; q < root.end; q++) pageViews.set(q, read.views[q - root.start]);
+				}
+				total++;
+				foldsMatched.add(found.id);
+				return true;
+			};
+			const finished = scanText(text, matcher, needle, onLine, overdue);
+			if (!finished || overdue()) {
+				stopped = `the time budget of ${SEARCH_TIME_BUDGET_MS / 1000} s ran out at entry ${e.id} (${entries} entries, ${bytes} bytes searched): narrow the query`;
+				break scan;
+			}
 		}
 	}
 
-	const hits = hitsOf(page, lattice, texts, matcher);
+	const hits = hitsOf(page, lattice, texts, matcher, (p) => pageViews.get(p));
 	return {
 		query: req.query,
 		mode: checked.mode,
@@ -231,15 +244,19 @@ function hitsOf(
 	lattice: Readonly<Open>["lattice"],
 	texts: FoldTexts,
 	matcher: Matcher,
+	viewAt: (position: number) => EntryView | undefined,
 ): SearchHit[] {
 	const offsets = new Map<FoldId, number[] | undefined>();
 	const hits: SearchHit[] = [];
 	for (const pend of page) {
-		const leaves = lattice.leavesOf(pend.fold.id) ?? [];
-		const leaf = leaves[pend.leaf];
-		const view = leaf && texts.entry(leaf.hash);
+		const start = pend.fold.start;
+		const view = viewAt(start + pend.leaf);
 		if (!view) continue;
-		if (!offsets.has(pend.fold.id)) offsets.set(pend.fold.id, texts.offsets(lattice, pend.fold));
+		if (!offsets.has(pend.fold.id))
+			offsets.set(
+				pend.fold.id,
+				texts.offsets(lattice, pend.fold, (leaf) => viewAt(start + leaf)),
+			);
 		const base = offsets.get(pend.fold.id)?.[pend.leaf];
 		if (base === undefined) continue;
 		const text = view.text;

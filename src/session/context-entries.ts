@@ -56,10 +56,21 @@ function toolLinks(entry: SessionEntry): Pick<LatticeEntry, "toolCallIds" | "too
 export interface ContextEntries {
 	/** The lattice's input, in window order. */
 	entries: LatticeEntry[];
-	/** The Pi entries behind them, same order. */
+	/**
+	 * The Pi entries behind them, same order. Their canonical bytes (what the store keeps) are not
+	 * held beside them: textAt derives them again when a write or a read needs them.
+	 */
 	sources: SessionEntry[];
-	/** Canonical bytes as text, same order (what the store keeps). */
-	texts: string[];
+}
+
+/**
+ * The canonical bytes (as text) of the entry at position `p`: derived from Pi's entry, which never
+ * changes once appended. Whoever trusts them checks them against the entry's leaf hash (the store
+ * on every write, a read of a pending fold by hashing them again), so an entry changed in place is
+ * found out, never folded under its old hash.
+ */
+export function textAt(context: Pick<ContextEntries, "sources">, p: number): string {
+	return canonicalText(context.sources[p]);
 }
 
 /**
@@ -79,5 +90,5 @@ export function contextEntriesOf(entries: readonly SessionEntry[], core: PiFoldC
 			...toolLinks(entry),
 		}),
 	);
-	return { entries: lattice, sources, texts };
+	return { entries: lattice, sources };
 }

@@ -9,7 +9,7 @@ import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
 import { asRecord, errorMessage, type Outcome } from "../vocabulary.ts";
-import type { ContextEntries } from "./context-entries.ts";
+import { type ContextEntries, textAt } from "./context-entries.ts";
 import type { RecordIndex } from "./persist.ts";
 
 export interface SourceLeaf {
@@ -62,7 +62,7 @@ export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source
 		const texts = leafList.map((l, i) => {
 			const p = fold.start + i;
 			if (context.entries[p]?.id !== l.entryId) throw new Error(`leaf ${l.entryId} is not at its place in the context`);
-			return context.texts[p];
+			return textAt(context, p);
 		});
 		const digests = core.hashSpans(texts);
 		leafList.forEach((l, i) => {

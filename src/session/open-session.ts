@@ -144,7 +144,6 @@ export class OpenSession {
 			}
 			open.context.entries.push(...added.entries);
 			open.context.sources.push(...added.sources);
-			open.context.texts.push(...added.texts);
 		}
 		open.raw.push(...tail);
 		return { open: this.#markSynced(open, sm), rebuilt: false };

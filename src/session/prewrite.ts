@@ -7,7 +7,7 @@ import type { FoldId, HexHash } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
 import { errorMessage } from "../vocabulary.ts";
-import type { ContextEntries } from "./context-entries.ts";
+import { type ContextEntries, textAt } from "./context-entries.ts";
 
 /** A leaf to write: its content hash (the store's name for it) and its canonical text. */
 export interface Leaf {
@@ -53,7 +53,7 @@ export function leavesOf(
 			if (entry?.id !== child.entryId) continue;
 			if (seen.has(entry.hash)) continue;
 			seen.add(entry.hash);
-			out.push({ hash: entry.hash, text: context.texts[p] });
+			out.push({ hash: entry.hash, text: textAt(context, p) });
 		}
 	};
 	for (const id of ids) visit(id);
