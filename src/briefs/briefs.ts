@@ -281,6 +281,39 @@ export function deterministicBrief(fold: BriefFold, entriesById: EntryLookup, op
 	}
 }
 
+/**
+ * What a pending mark's deterministic brief is a function of: its id (the identity of its exact
+ * entries) and its kind. A mark is never a consolidation, the one kind whose brief reads its
+ * children's briefs, so nothing else goes into it.
+ */
+function markBriefKey(f: Pick<FoldView, "id" | "kind">): string {
+	return `${f.kind} ${f.id}`;
+}
+
+/**
+ * A pending mark's deterministic brief, written once and then kept in `memo` (a session's briefs
+ * of pending marks: a commit weighs them, and every answer's arithmetic does).
+ */
+export function markBrief(
+	lattice: Pick<FoldLattice, "get" | "leavesOf">,
+	f: Pick<FoldView, "id" | "kind">,
+	entriesById: EntryLookup,
+	memo?: Map<string, string>,
+): string {
+	const key = markBriefKey(f);
+	const known = memo?.get(key);
+	if (known !== undefined) return known;
+	const brief = briefForFold(lattice, f.id, entriesById) ?? "";
+	if (brief !== "") memo?.set(key, brief);
+	return brief;
+}
+
+/** Keep in `memo` only the briefs of the marks still pending. */
+export function keepMarkBriefs(memo: Map<string, string>, pending: readonly Pick<FoldView, "id" | "kind">[]): void {
+	const keep = new Set(pending.map(markBriefKey));
+	for (const key of memo.keys()) if (!keep.has(key)) memo.delete(key);
+}
+
 /** The brief for a lattice fold, reading its leaves and (for a consolidation) its children's briefs. */
 export function briefForFold(
 	lattice: Pick<FoldLattice, "get" | "leavesOf">,

@@ -253,6 +253,11 @@ export class ContextIndex implements ToolBatches {
 		return this.#b.digests[p];
 	}
 
+	/** The entry at position p (p < size), without the copy `entries` makes once per index. */
+	at(p: number): LatticeEntry {
+		return this.#entryAt(p);
+	}
+
 	#entryAt(p: number): LatticeEntry {
 		return this.#b.entries[p];
 	}

@@ -184,8 +184,19 @@ export class FoldLattice {
 
 	// ---- queries ----
 
+	/** The entries, in order (an array of this lattice's own, copied once: prefer size and entryAt per turn). */
 	get entries(): readonly LatticeEntry[] {
 		return this.#ctx.entries;
+	}
+
+	/** How many entries the lattice is over. */
+	get size(): number {
+		return this.#ctx.size;
+	}
+
+	/** The entry at position p (p < size). */
+	entryAt(p: number): LatticeEntry {
+		return this.#ctx.at(p);
 	}
 
 	get(id: FoldId): FoldView | undefined {
@@ -223,6 +234,11 @@ export class FoldLattice {
 	/** Every fold, in pre-order (transcript order, outer before inner). */
 	folds(): FoldView[] {
 		return preorderOf(this.#structure).map((f) => viewOf(f, this.#structure, this.#ctx));
+	}
+
+	/** How many folds the lattice holds (pending marks included). */
+	get foldCount(): number {
+		return this.#structure.byId.size;
 	}
 
 	/** The pending marks, in transcript order (marks are always roots). */

@@ -4,7 +4,7 @@
 // scaled by the calibration ratio, so they are in the unit occupancy is measured in.
 import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { briefForFold } from "../briefs/briefs.ts";
+import { markBrief } from "../briefs/briefs.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
@@ -12,9 +12,14 @@ import type { Thresholds } from "../vocabulary.ts";
 import { estimateMessages } from "./estimate.ts";
 
 /** Estimated (uncalibrated) tokens of each raw entry's message, cached: entries never change. */
+/** How many briefs' token counts EntryTokens keeps before it starts over. */
+const BRIEF_CACHE_SIZE = 4096;
+
 export class EntryTokens {
 	readonly #core: PiFoldCore;
 	readonly #cache = new WeakMap<SessionEntry, number>();
+	/** Briefs' tokens by text: the window's folds and the pending marks are weighed at every answer and boundary. */
+	readonly #briefs = new Map<string, number>();
 
 	constructor(core: PiFoldCore) {
 		this.#core = core;
@@ -33,7 +38,13 @@ export class EntryTokens {
 
 	/** Tokens of a brief shown as an assistant text block. */
 	brief(text: string): number {
-		return estimateMessages(this.#core, [{ role: "assistant", content: [{ type: "text", text }] }])[0];
+		const known = this.#briefs.get(text);
+		if (known !== undefined) return known;
+		const tokens = estimateMessages(this.#core, [{ role: "assistant", content: [{ type: "text", text }] }])[0];
+		// Bounded: past BRIEF_CACHE_SIZE texts it starts over (a window shows far fewer folds).
+		if (this.#briefs.size >= BRIEF_CACHE_SIZE) this.#briefs.clear();
+		this.#briefs.set(text, tokens);
+		return tokens;
 	}
 }
 
@@ -49,18 +60,18 @@ export interface WindowCosts {
 }
 
 export function windowCosts(
-	lattice: Pick<FoldLattice, "window" | "get">,
+	lattice: Pick<FoldLattice, "window" | "get" | "position">,
 	context: Pick<ContextEntries, "entries" | "sources">,
 	tokens: EntryTokens,
 ): WindowCosts {
-	const raw = tokens.of(context.sources);
 	const shownAt = new Array<number>(context.entries.length).fill(0);
 	const briefs = new Map<FoldId, number>();
-	const position = new Map(context.entries.map((e, p) => [e.id, p]));
+	// Only what the window shows is weighed: its raw entries (one batch for those not weighed yet) and briefs.
+	const rawAt: number[] = [];
 	for (const item of lattice.window()) {
 		if (item.type === "raw") {
-			const p = position.get(item.entryId);
-			if (p !== undefined) shownAt[p] = raw[p];
+			const p = lattice.position(item.entryId);
+			if (p !== undefined && p < shownAt.length) rawAt.push(p);
 			continue;
 		}
 		const f = lattice.get(item.id);
@@ -69,6 +80,10 @@ export function windowCosts(
 		briefs.set(f.id, t);
 		shownAt[f.start] += t;
 	}
+	const raw = tokens.of(rawAt.map((p) => context.sources[p]));
+	rawAt.forEach((p, i) => {
+		shownAt[p] = raw[i];
+	});
 	const suffix = new Array<number>(shownAt.length + 1).fill(0);
 	for (let p = shownAt.length - 1; p >= 0; p--) suffix[p] = suffix[p + 1] + shownAt[p];
 	return {
@@ -88,11 +103,26 @@ export interface MarkEstimate {
 	prefixRewritten: number;
 }
 
-/** The brief a pending mark would show: the agent's if supplied, else the deterministic one. */
-export function pendingBrief(lattice: FoldLattice, f: FoldView, context: ContextEntries): string {
+/**
+ * The brief a pending mark would show: the agent's if supplied, else the deterministic one (kept
+ * in `markBriefs`, the session's briefs of pending marks, once written).
+ */
+export function pendingBrief(
+	lattice: FoldLattice,
+	f: FoldView,
+	context: ContextEntries,
+	markBriefs?: Map<string, string>,
+): string {
 	if (f.provenance === "supplied" && f.brief !== "") return f.brief;
-	const byId = new Map(context.sources.slice(f.start, f.end).map((s) => [s.id, s]));
-	return briefForFold(lattice, f.id, byId) ?? "";
+	// The span's entries by id, made only when the brief is written (not when it is kept).
+	let span: Map<string, SessionEntry> | undefined;
+	const byId = {
+		get: (id: string) => {
+			span ??= new Map(context.sources.slice(f.start, f.end).map((s) => [s.id, s]));
+			return span.get(id);
+		},
+	};
+	return markBrief(lattice, f, byId, markBriefs);
 }
 
 export function markEstimates(
@@ -101,11 +131,12 @@ export function markEstimates(
 	tokens: EntryTokens,
 	ratio: number,
 	costs: WindowCosts = windowCosts(lattice, context, tokens),
+	markBriefs?: Map<string, string>,
 ): MarkEstimate[] {
 	return lattice.pending().map((f) => {
 		let span = 0;
 		for (let p = f.start; p < f.end; p++) span += costs.shownAt[p];
-		const brief = tokens.brief(pendingBrief(lattice, f, context));
+		const brief = tokens.brief(pendingBrief(lattice, f, context, markBriefs));
 		return {
 			id: f.id,
 			freed: Math.max(0, Math.floor((span - brief) * ratio)),

@@ -124,12 +124,17 @@ function briefMessages(fold: FoldView, context: OpenView["context"]): unknown[] 
 }
 
 /** Folds covered by a pending mark (the mark itself and everything under it), by id. */
-function underPendingMarks(lattice: ReadonlyLattice): Set<FoldId> {
+function underPendingMarks(lattice: ReadonlyLattice, pending: readonly FoldView[]): Set<FoldId> {
 	const covered = new Set<FoldId>();
-	// Pre-order: a parent is seen before its children.
-	for (const f of lattice.folds()) {
-		if (f.state === "pending" || (f.parent !== null && covered.has(f.parent))) covered.add(f.id);
-	}
+	// Marks are roots: walk down from each (a mark may hold committed folds it absorbed).
+	const walk = (f: FoldView) => {
+		covered.add(f.id);
+		for (const c of f.children) {
+			const sub = c.type === "fold" ? lattice.get(c.id) : undefined;
+			if (sub) walk(sub);
+		}
+	};
+	for (const f of pending) walk(f);
 	return covered;
 }
 
@@ -148,9 +153,16 @@ export function windowComposition(
 	const { lattice, context } = view;
 	cache.forSession(view.sessionId);
 	const pins = new Set(lattice.pins());
-	const pendingCover = underPendingMarks(lattice);
+	const pending = lattice.pending();
+	const pendingCover = underPendingMarks(lattice, pending);
 	const parts: Record<PartName, number> = { deep: 0, folded: 0, pending: 0, raw: 0, pinned: 0 };
-	const counts = { visibleFolds: 0, deepFolds: 0, folds: 0, pendingMarks: 0, pins: pins.size };
+	const counts = {
+		visibleFolds: 0,
+		deepFolds: 0,
+		folds: lattice.foldCount,
+		pendingMarks: pending.length,
+		pins: pins.size,
+	};
 	const missing: Pending[] = [];
 
 	for (const item of lattice.window()) {
@@ -197,10 +209,6 @@ export function windowComposition(
 
 	if (missing.length > 0) estimateInto(runtime.core, missing);
 
-	for (const f of lattice.folds()) {
-		counts.folds++;
-		if (f.state === "pending") counts.pendingMarks++;
-	}
 	let total = 0;
 	for (const name of PART_NAMES) total += parts[name];
 	// The session's model now (a model switch moves the budget before the next boundary measures).

@@ -48,7 +48,7 @@ export function overviewOf(port: RuntimePort, ctx: ExtensionContext): Outcome<{ 
 	const lattice = port.stagedLattice() ?? o.open.lattice;
 	const ratio = port.ratio(ctx.model);
 	const costs = windowCosts(lattice, o.open.context, tokens);
-	const marks = markEstimates(lattice, o.open.context, tokens, ratio, costs);
+	const marks = markEstimates(lattice, o.open.context, tokens, ratio, costs, o.open.markBriefs);
 	const measured = port.occupancy?.tokens;
 	// The measurement is the window as the last boundary saw it: add what edits applied at that
 	// boundary and edits staged since will change, so an expand counts the ones before it.
@@ -61,9 +61,10 @@ export function overviewOf(port: RuntimePort, ctx: ExtensionContext): Outcome<{ 
 	const pinIds = lattice.pins();
 	const pinned = new Set(pinIds);
 	let pinTokens = 0;
-	o.open.context.entries.forEach((e, p) => {
-		if (pinned.has(e.id)) pinTokens += costs.shownAt[p];
-	});
+	for (const id of pinned) {
+		const p = lattice.position(id);
+		if (p !== undefined) pinTokens += costs.shownAt[p] ?? 0;
+	}
 	const { thresholds } = port.settings;
 	return {
 		ok: true,

@@ -25,7 +25,17 @@ export type { StagedEdit } from "../session/staged.ts";
 /** The lattice's reading side: folds, the window and pins, never a change. */
 export type ReadonlyLattice = Pick<
 	FoldLattice,
-	"entries" | "get" | "folds" | "pending" | "pins" | "window" | "visibleRoots" | "foldOf" | "leavesOf"
+	| "entries"
+	| "get"
+	| "folds"
+	| "pending"
+	| "pins"
+	| "window"
+	| "visibleRoots"
+	| "foldOf"
+	| "leavesOf"
+	| "position"
+	| "foldCount"
 >;
 
 /** The open session as a reader sees it. */

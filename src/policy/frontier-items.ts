@@ -18,7 +18,7 @@ export type Item =
 	| { type: "wait" | "never"; start: number; end: number }
 	| { type: "fold"; start: number; end: number; fold: RootSpan };
 
-export type Frontier = Pick<FoldLattice, "entries" | "rootSpans" | "pins" | "tools">;
+export type Frontier = Pick<FoldLattice, "size" | "entryAt" | "rootSpans" | "pins" | "tools">;
 
 /**
  * For each position in [from, n): [lo, hi] of the tool calls it shares a fold with, and whether a

@@ -35,7 +35,8 @@ export class FrontierPass {
 			pinned.size === 0
 				? lattice
 				: {
-						entries: lattice.entries,
+						size: lattice.size,
+						entryAt: (p: number) => lattice.entryAt(p),
 						tools: lattice.tools,
 						rootSpans: (from: number) => lattice.rootSpans(from),
 						pins: () => [...lattice.pins(), ...pinned],
@@ -61,7 +62,7 @@ function frontierPins(open: Readonly<Open>, withdrawn: ReadonlySet<string>): Rea
 	const out = new Set(withdrawn);
 	for (const id of open.damaged.keys()) {
 		const f = open.lattice.get(id);
-		if (f) for (let p = f.start; p < f.end; p++) out.add(open.lattice.entries[p].id);
+		if (f) for (let p = f.start; p < f.end; p++) out.add(open.lattice.entryAt(p).id);
 	}
 	return out;
 }

@@ -33,9 +33,10 @@ export const DEFAULT_FRONTIER_SETTINGS: Readonly<FrontierSettings> = Object.free
  */
 function aligned(context: ContextEntries, lattice: Frontier, from: number): boolean {
 	const a = context.entries;
-	const b = lattice.entries;
-	if (a.length !== b.length || context.sources.length !== a.length) return false;
-	for (let p = from; p < a.length; p++) if (a[p].id !== b[p].id || context.sources[p]?.id !== a[p].id) return false;
+	if (a.length !== lattice.size || context.sources.length !== a.length) return false;
+	for (let p = from; p < a.length; p++) {
+		if (a[p].id !== lattice.entryAt(p).id || context.sources[p]?.id !== a[p].id) return false;
+	}
 	return true;
 }
 

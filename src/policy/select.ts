@@ -4,7 +4,7 @@
 // it frees.
 import type { ProjectedSessionEntry } from "@earendil-works/pi-coding-agent";
 import { MARK_ELIGIBLE, type PiFoldCore } from "../../bindings/index.ts";
-import { briefForFold } from "../briefs/briefs.ts";
+import { keepMarkBriefs, markBrief } from "../briefs/briefs.ts";
 import type { EntryLookup } from "../briefs/span.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { EntryTokens } from "../meter/arithmetic.ts";
@@ -20,7 +20,7 @@ export interface SelectInput {
 	projection: readonly ProjectedSessionEntry[];
 	entriesById: EntryLookup;
 	/**
-	 * Deterministic briefs of pending marks already written, by markBriefKey: kept from one commit
+	 * Deterministic briefs of pending marks already written (markBrief): kept from one commit
 	 * to the next (grows with the new marks, loses the ones no longer pending).
 	 */
 	markBriefs?: Map<string, string>;
@@ -80,31 +80,6 @@ function projectedTokens(
 	return out;
 }
 
-/**
- * What a mark's deterministic brief is a function of: its id (the identity of its exact entries)
- * and its kind. A mark is never a consolidation, the one kind whose brief reads its children's
- * briefs, so nothing else goes into it.
- */
-function markBriefKey(f: FoldView): string {
-	return `${f.kind} ${f.id}`;
-}
-
-/** A mark's deterministic brief: written once, then kept in `markBriefs` while it is pending. */
-function markBrief(input: SelectInput, f: FoldView): string {
-	const key = markBriefKey(f);
-	const known = input.markBriefs?.get(key);
-	if (known !== undefined) return known;
-	const brief = briefForFold(input.lattice, f.id, input.entriesById) ?? "";
-	if (brief !== "") input.markBriefs?.set(key, brief);
-	return brief;
-}
-
-/** Keep only the briefs of marks still pending. */
-function forgetOthers(markBriefs: Map<string, string>, pending: readonly FoldView[]): void {
-	const keep = new Set(pending.map(markBriefKey));
-	for (const key of markBriefs.keys()) if (!keep.has(key)) markBriefs.delete(key);
-}
-
 /** The marks to fold; throws with the reason when there is nothing to fold. */
 export function selectMarks(input: SelectInput): Selection {
 	const { core, context, need, ratio } = input;
@@ -114,8 +89,12 @@ export function selectMarks(input: SelectInput): Selection {
 	const wanted = new Set<string>();
 	for (const f of pending) for (let p = f.start; p < f.end; p++) wanted.add(context.entries[p].id);
 	const shown = projectedTokens(core, input.projection, wanted, input.entryTokens);
-	const briefs = pending.map((f) => (f.provenance === "supplied" && f.brief !== "" ? f.brief : markBrief(input, f)));
-	if (input.markBriefs && !input.only) forgetOthers(input.markBriefs, pending);
+	const briefs = pending.map((f) =>
+		f.provenance === "supplied" && f.brief !== ""
+			? f.brief
+			: markBrief(input.lattice, f, input.entriesById, input.markBriefs),
+	);
+	if (input.markBriefs && !input.only) keepMarkBriefs(input.markBriefs, pending);
 	const briefTokens = estimateMessages(
 		core,
 		briefs.map((text) => ({ role: "assistant", content: [{ type: "text", text }] })),

@@ -31,7 +31,8 @@ function planWrites(
 	ids: readonly FoldId[],
 	written: KnownRecords,
 ): WritePlan {
-	const position = new Map(context.entries.map((e, i) => [e.id, i]));
+	// Positions from the lattice's own index (a map of the whole context per write would cost the session).
+	const position = { get: (entryId: string) => lattice.position(entryId) };
 	const get = (id: FoldId) => {
 		const fold = lattice.get(id);
 		if (!fold) throw new Error(`fold ${id} is not in the lattice`);

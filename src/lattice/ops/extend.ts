@@ -47,7 +47,7 @@ export function extend(d: LatticeData, entries: unknown): Change<ExtendResult> &
 /** Whether an entry at or after `from` joins a tool group with a member inside a fold. */
 function breaksAFold(structure: Structure, ctx: ContextIndex, from: number): boolean {
 	for (let p = from; p < ctx.size; p++) {
-		const e = ctx.entries[p];
+		const e = ctx.at(p);
 		const callIds = e.toolCallId === undefined ? (e.toolCallIds ?? []) : [...(e.toolCallIds ?? []), e.toolCallId];
 		for (const c of callIds) {
 			for (const q of ctx.members(c)) if (q < from && structure.innermost[q] !== -1) return true;
