@@ -346,7 +346,8 @@ try {
 			folds: Number(flags["long-folds"]),
 			stagesPerCommit: 32,
 			resultChars: { min: 200, max: 850 },
-			stagesAfter: 64,
+			// Enough that one commit happens after the opening (over the last chunk's pending marks).
+			stagesAfter: 96,
 			contextWindow: 200_000,
 			seed: SEED,
 		});

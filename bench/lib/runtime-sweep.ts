@@ -56,6 +56,11 @@ export interface SweepRun {
 	setupMs: number;
 	wallMs: number;
 	perRequest: RequestCost[];
+	/**
+	 * pi-fold's handlers' own time per request, as the runtime times them (status; its newest 256
+	 * requests): the part of the wall time between the probes that is pi-fold's, not Pi's.
+	 */
+	ownMs: number[];
 	commits: SweepCommit[];
 	memory: { heapUsedMb: number; rssMb: number };
 	shape: {
@@ -151,6 +156,7 @@ export async function runSweep(cfg: SweepConfig): Promise<SweepRun> {
 			setupMs,
 			wallMs,
 			perRequest,
+			ownMs: status?.timing.handlerMs ?? [],
 			commits,
 			memory,
 			shape: {
