@@ -290,18 +290,23 @@ describe("RequestMemo (per-stream reuse of billed texts and tokens)", () => {
 		return c;
 	};
 
+	/** The session's own objects grow by appends; now and then something is rewritten or dropped. */
+	const grown = (r: (k: number) => number, request: unknown[], step: number): unknown[] => {
+		const act = r(10);
+		if (act < 6) for (let k = 1 + r(3); k > 0; k--) request.push(kinds(r, step * 10 + k));
+		else if (act === 6 && request.length > 0) request[r(request.length)] = kinds(r, step * 10);
+		else if (act === 7) return request.slice(0, r(request.length + 1));
+		else if (act === 8 && request.length > 0) request[r(request.length)] = variant(r, request[0]);
+		return request;
+	};
+
 	it.each([1, 2, 3, 4, 5, 6, 7, 8])("answers what a fresh estimate answers, stream after stream (seed %i)", (seed) => {
 		const r = seededInts(seed);
 		const sent = new RequestMemo();
 		const next = new RequestMemo();
 		let request: unknown[] = [];
 		for (let step = 0; step < 60; step++) {
-			// The session's own objects grow by appends; now and then something is rewritten or dropped.
-			const act = r(10);
-			if (act < 6) for (let k = 1 + r(3); k > 0; k--) request.push(kinds(r, step * 10 + k));
-			else if (act === 6 && request.length > 0) request[r(request.length)] = kinds(r, step * 10);
-			else if (act === 7) request = request.slice(0, r(request.length + 1));
-			else if (act === 8 && request.length > 0) request[r(request.length)] = variant(r, request[0]);
+			request = grown(r, request, step);
 			// turn_end's preview hands over the objects themselves; the request as sent, fresh clones.
 			const preview = [...request];
 			const asSent = request.map((m) => (r(4) === 0 ? variant(r, m) : structuredClone(m)));
@@ -331,11 +336,7 @@ describe("RequestMemo (per-stream reuse of billed texts and tokens)", () => {
 			let request: unknown[] = [];
 			let reused = 0;
 			for (let step = 0; step < 60; step++) {
-				const act = r(10);
-				if (act < 6) for (let k = 1 + r(3); k > 0; k--) request.push(kinds(r, step * 10 + k));
-				else if (act === 6 && request.length > 0) request[r(request.length)] = kinds(r, step * 10);
-				else if (act === 7) request = request.slice(0, r(request.length + 1));
-				else if (act === 8 && request.length > 0) request[r(request.length)] = variant(r, request[0]);
+				request = grown(r, request, step);
 				next.estimate(core, [system, ...request], sent);
 				const asSent = [system, ...request].map((m) => (r(4) === 0 ? variant(r, m) : structuredClone(m)));
 				recorder.record(asSent.slice(1));
