@@ -90,6 +90,12 @@ export class Recorded {
 		return this.#digests.subarray(i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
 	}
 
+	/** Copy the first `count` digests, and which of them are taken, into another request's arrays. */
+	copyPrefix(digests: Uint8Array, known: Uint8Array, count: number): void {
+		digests.set(this.#digests.subarray(0, count * DIGEST_BYTES));
+		known.set(this.#known.subarray(0, count));
+	}
+
 	/** Every digest, packed (a copy), the deferred ones taken now in one batch. */
 	digests(core: PiFoldCore): Uint8Array {
 		const missing: number[] = [];
@@ -139,17 +145,16 @@ export function digestIncrementally(
 	const known = new Uint8Array(n);
 	const fresh: number[] = [];
 	const texts: string[] = [];
+	// The common prefix's digests in one copy; a message that does not keep its copy drops its own.
+	if (previous) previous.copyPrefix(digests, known, Math.min(n, previous.count));
 	for (let i = 0; i < n; i++) {
 		const m = messages[i];
 		const kept = previous && i < previous.count ? previous.snapshots[i] : NOT_PLAIN;
 		if (kept !== NOT_PLAIN && samePlainValue(m, kept, true)) {
 			snapshots[i] = kept;
-			if (previous?.known(i)) {
-				digests.set(previous.digest(core, i), i * DIGEST_BYTES);
-				known[i] = 1;
-			}
 			continue;
 		}
+		known[i] = 0;
 		const copy = plainCopy(m);
 		snapshots[i] = copy;
 		if (copy !== NOT_PLAIN) continue; // its digest is taken from the copy when asked for

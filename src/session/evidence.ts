@@ -150,8 +150,10 @@ export class EvidenceWriter {
 	}
 
 	#write(toolCallId: string, toolName: string, content: string | Uint8Array): EvidenceOutcome {
+		// Most results are small: measured, not copied, at every turn boundary.
+		const size = typeof content === "string" ? Buffer.byteLength(content, "utf8") : content.byteLength;
+		if (size < this.thresholdBytes) return { kind: "below-threshold", bytes: size };
 		const bytes = typeof content === "string" ? Buffer.from(content, "utf8") : content;
-		if (bytes.byteLength < this.thresholdBytes) return { kind: "below-threshold", bytes: bytes.byteLength };
 		if (this.#disabled !== undefined || this.dir === undefined) {
 			return { kind: "disabled", reason: this.#disabled ?? "no evidence directory" };
 		}

@@ -12,7 +12,8 @@ import { type ContextEntries, textAt } from "./context-entries.ts";
 /** A leaf to write: its content hash (the store's name for it) and its canonical text. */
 export interface Leaf {
 	hash: HexHash;
-	text: string;
+	/** Its canonical bytes, derived only when the background write runs (not in the handler that starts it). */
+	text: () => string;
 }
 
 /** Resolves to the leaves a background write made durable (empty when it failed). Never rejects. */
@@ -53,7 +54,7 @@ export function leavesOf(
 			if (entry?.id !== child.entryId) continue;
 			if (seen.has(entry.hash)) continue;
 			seen.add(entry.hash);
-			out.push({ hash: entry.hash, text: textAt(context, p) });
+			out.push({ hash: entry.hash, text: () => textAt(context, p) });
 		}
 	};
 	for (const id of ids) visit(id);
@@ -81,7 +82,7 @@ export class LeafPrewriter {
 		this.stats.started += fresh.length;
 		const write: Write = (async () => {
 			await nextTick();
-			const hashes = await store.putLeavesAsync(fresh.map((l) => l.text));
+			const hashes = await store.putLeavesAsync(fresh.map((l) => l.text()));
 			this.stats.durable += hashes.length;
 			return new Set(hashes);
 		})().catch((err: unknown) => {
