@@ -17,14 +17,19 @@ export function viewOf(f: FoldNode, structure: Structure, ctx: ContextIndex): Fo
 		depth: depthOf(structure, f),
 		children: f.kids.map(
 			(k): FoldChild =>
-				k >= 0 ? { type: "leaf", entryId: ctx.entries[k].id } : { type: "fold", id: structure.nodes[kidFold(k)].id },
+				k >= 0 ? { type: "leaf", entryId: ctx.at(k).id } : { type: "fold", id: structure.nodes[kidFold(k)].id },
 		),
 	};
 }
 
 /** Every entry of a fold's span, in order. */
 export function leavesOf(f: FoldNode, ctx: ContextIndex): FoldLeaf[] {
-	return ctx.entries.slice(f.start, f.end).map((e) => ({ entryId: e.id, hash: e.hash }));
+	const out: FoldLeaf[] = [];
+	for (let p = f.start; p < f.end; p++) {
+		const e = ctx.at(p);
+		out.push({ entryId: e.id, hash: e.hash });
+	}
+	return out;
 }
 
 /** The whole state as plain data: deep-equal snapshots mean equal lattices. */
@@ -37,7 +42,7 @@ export interface LatticeSnapshot {
 }
 
 export function pinnedIds(pins: ReadonlySet<number>, ctx: ContextIndex): string[] {
-	return [...pins].sort((a, b) => a - b).map((p) => ctx.entries[p].id);
+	return [...pins].sort((a, b) => a - b).map((p) => ctx.at(p).id);
 }
 
 export function snapshotOf(structure: Structure, pins: ReadonlySet<number>, ctx: ContextIndex): LatticeSnapshot {

@@ -14,7 +14,7 @@ export function windowOf(structure: Structure, ctx: ContextIndex): WindowItem[] 
 			return;
 		}
 		for (const k of f.kids) {
-			if (k >= 0) out.push({ type: "raw", entryId: ctx.entries[k].id });
+			if (k >= 0) out.push({ type: "raw", entryId: ctx.at(k).id });
 			else show(structure.nodes[kidFold(k)]);
 		}
 	};
@@ -22,7 +22,7 @@ export function windowOf(structure: Structure, ctx: ContextIndex): WindowItem[] 
 	for (let p = 0; p < ctx.size; ) {
 		const i = structure.innermost[p];
 		if (i === -1) {
-			out.push({ type: "raw", entryId: ctx.entries[p].id });
+			out.push({ type: "raw", entryId: ctx.at(p).id });
 			p++;
 			continue;
 		}

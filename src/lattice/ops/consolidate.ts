@@ -86,7 +86,7 @@ export function consolidate(
 			}
 			if (d.pins.has(p))
 				refuse(`the gap between ${a.id} and ${b.id} holds pinned ${d.ctx.label(p)}: pinned entries never fold`);
-			gapEntries.push(d.ctx.entries[p].id);
+			gapEntries.push(d.ctx.at(p).id);
 		}
 	}
 	const s = roots[0].start;

@@ -14,7 +14,7 @@ export function pin(d: LatticeData, entryIds: unknown): Change<PinResult> {
 	for (const p of positions) {
 		if (d.pins.has(p)) refuse(`${d.ctx.label(p)} is already pinned`);
 		// A system entry (the system prompt, a compaction summary) is never folded: nothing to hold.
-		if (d.ctx.entries[p].role === "system")
+		if (d.ctx.at(p).role === "system")
 			refuse(`${d.ctx.label(p)} is a system entry: it never folds, so it is not pinned`);
 		const i = d.structure.innermost[p];
 		if (i === -1) continue;
@@ -22,7 +22,7 @@ export function pin(d: LatticeData, entryIds: unknown): Change<PinResult> {
 		if (f.state === "pending") refuse(`${d.ctx.label(p)} is inside ${describeFold(f)}: unmark it first`);
 		refuse(`${d.ctx.label(p)} is inside ${describeFold(f)}: a folded entry cannot be pinned`);
 	}
-	return { result: { entryIds: positions.map((p) => d.ctx.entries[p].id) }, pins: new Set([...d.pins, ...positions]) };
+	return { result: { entryIds: positions.map((p) => d.ctx.at(p).id) }, pins: new Set([...d.pins, ...positions]) };
 }
 
 export function unpin(d: LatticeData, entryIds: unknown): Change<PinResult> {
@@ -30,5 +30,5 @@ export function unpin(d: LatticeData, entryIds: unknown): Change<PinResult> {
 	for (const p of positions) if (!d.pins.has(p)) refuse(`${d.ctx.label(p)} is not pinned`);
 	const pins = new Set(d.pins);
 	for (const p of positions) pins.delete(p);
-	return { result: { entryIds: positions.map((p) => d.ctx.entries[p].id) }, pins };
+	return { result: { entryIds: positions.map((p) => d.ctx.at(p).id) }, pins };
 }
