@@ -60,10 +60,7 @@ export const PEEK_MAX_BYTES = 200_000;
 export const SEARCH_DEFAULT_LIMIT = 8;
 export const SEARCH_MAX_LIMIT = 30;
 
-/** What went wrong, as one line for a problem or a refusal: an Error's message, else the value as text. */
-export function errorMessage(err: unknown): string {
-	return err instanceof Error ? err.message : String(err);
-}
+export { errorMessage } from "./values/error-message.ts";
 
 /**
  * An outside value (a tool argument, a field of a file) as a refusal names it: a string quoted and

@@ -1,4 +1,4 @@
-// The fold store (SPEC "The fold store"): layout, write-once objects, records, verification of
+// The fold store: layout, write-once objects, records, verification of
 // nested folds, and refusals of bad records and hostile ids that leave the disk untouched.
 import { execFileSync } from "node:child_process";
 import {

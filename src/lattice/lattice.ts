@@ -4,6 +4,7 @@
 // set changes), and only a complete change is applied. Growth (an append, new marks, a
 // consolidation) is applied in place at the cost of what it adds; removing folds rebuilds.
 import type { FoldId } from "../fold-types.ts";
+import { errorMessage } from "../values/error-message.ts";
 import { ContextIndex, type LatticeEntry, type ToolBatches } from "./entries.ts";
 import type { FoldLeaf, FoldView, RootSpan, WindowItem } from "./fold.ts";
 import { loadStructure, type SavedLattice, saveOf } from "./load.ts";
@@ -45,7 +46,7 @@ function attempt<T extends object>(op: string, step: () => T): Outcome<T> {
 		if (err instanceof Refused) return { ok: false, reason: `${op}: ${err.message}` };
 		return {
 			ok: false,
-			reason: `${op}: internal error, nothing changed: ${err instanceof Error ? err.message : String(err)}`,
+			reason: `${op}: internal error, nothing changed: ${errorMessage(err)}`,
 		};
 	}
 }

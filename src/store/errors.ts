@@ -1,5 +1,6 @@
 // The one error type of the fold store. Every refusal carries a code a caller can branch on and
 // names what it was about (fold, entry, hashes, file), so a tool result can quote it verbatim.
+import { errorMessage } from "../values/error-message.ts";
 
 export type StoreErrorCode =
 	/** An id or hash from outside failed validation; nothing was touched. */
@@ -88,6 +89,6 @@ export function fsCode(err: unknown): string | undefined {
 
 /** Wrap a node:fs failure as an IO StoreError naming the operation and the file. */
 export function ioError(what: string, file: string, err: unknown, fields: StoreErrorFields = {}): StoreError {
-	const reason = err instanceof Error ? err.message : String(err);
+	const reason = errorMessage(err);
 	return new StoreError("IO", `${what} ${file}: ${reason}`, { ...fields, file }, { cause: err });
 }

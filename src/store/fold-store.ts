@@ -180,11 +180,6 @@ export class FoldStore {
 		return this.records.putManyAsync(records.map((r) => this.#checkedRecord(r)));
 	}
 
-	/** putRecord, asynchronously (see putRecordsAsync). */
-	async putRecordAsync(record: FoldRecord): Promise<HexHash> {
-		return (await this.putRecordsAsync([record]))[0];
-	}
-
 	/** The hash a record would be stored under (validated and encoded as putRecord does; nothing written). */
 	recordHash(record: FoldRecord): HexHash {
 		return this.records.hashAll([encodeRecord(validateRecord(record, "fold record"), "fold record")])[0];

@@ -15,6 +15,7 @@ import {
 	type FoldRecord,
 	type RecordChild,
 } from "../fold-types.ts";
+import { errorMessage } from "../values/error-message.ts";
 import { StoreError, showValue } from "./errors.ts";
 import { checkEntryId, checkFoldId, checkHash, foldIdOf } from "./ids.ts";
 
@@ -146,7 +147,7 @@ export function decodeRecord(bytes: Uint8Array, where = "fold record"): FoldReco
 	try {
 		value = unpackr.unpack(bytes);
 	} catch (err) {
-		bad(where, `not a msgpack value (${err instanceof Error ? err.message : String(err)})`);
+		bad(where, `not a msgpack value (${errorMessage(err)})`);
 	}
 	return validateRecord(value, where);
 }

@@ -8,6 +8,7 @@
 // - A mark inside a committed or expanded fold is refused: a standing fold's children are part of
 //   its identity and its store record, so they are fixed.
 import type { FoldId, FoldKind } from "../../fold-types.ts";
+import { errorMessage } from "../../values/error-message.ts";
 import { describeFold, type FoldSpec, kidFold } from "../fold.ts";
 import { planRoots } from "../grow.ts";
 import { refuse } from "../outcome.ts";
@@ -113,7 +114,7 @@ export function markMany(d: LatticeData, requests: readonly MarkRequest[]): Chan
 		try {
 			specs.push(specOf(d, r?.from, r?.to, r?.kind, { brief: r?.brief }));
 		} catch (err) {
-			refuse(`mark ${i}: ${err instanceof Error ? err.message : String(err)}`);
+			refuse(`mark ${i}: ${errorMessage(err)}`);
 		}
 	}
 	const order = specs.map((_, i) => i).sort((a, b) => specs[a].start - specs[b].start);
