@@ -52,7 +52,7 @@ export function registerPiFold(pi: ExtensionAPI, options: PiFoldOptions = {}): P
 	const live = new LiveSettings(parsed.settings, settingsPath(), options.thresholds !== undefined);
 	const runtime = registerRuntimeHooks(pi, core, parsed.settings);
 	registerFoldSettingsCommand(pi, { live, runtime });
-	// After the runtime hooks: its boundary work runs in the runtime's turn_end handler, after the runtime's.
+	// After the runtime hooks: its work for each turn runs in the runtime's handler, after the runtime's.
 	const bar = registerFoldBar(pi, runtime);
 	registerFoldCommands(pi, runtime, bar);
 	registerNoticeRenderers(pi);

@@ -39,7 +39,7 @@ interface Run {
 }
 
 /**
- * The workload with pi-fold, plus an observer after pi-fold's turn_end: while no commit has
+ * The workload with pi-fold, plus an observer after pi-fold's turn ends: while no commit has
  * happened yet it waits for the background writes of the pending marks (never for a timer) and
  * looks in the store; `tamper` may then disturb it.
  */
@@ -55,7 +55,7 @@ async function run(tamper?: (rt: FoldRuntime, store: FoldStore, hashes: string[]
 				fold = registerPiFold(pi, { providerInputBudget: BUDGET });
 			},
 			(pi: ExtensionAPI) => {
-				pi.on("turn_end", async () => {
+				const look = async () => {
 					const rt = fold?.runtime.get();
 					const store = rt?.store;
 					if (!rt || !store || rt.commits.length > 0) return;
@@ -64,7 +64,10 @@ async function run(tamper?: (rt: FoldRuntime, store: FoldStore, hashes: string[]
 					await rt.prewriter.durable(store, hashes);
 					beforeCommit.push({ leaves: hashes.length, present: hashes.filter((x) => store.objects.has(x)).length });
 					tamper?.(rt, store, hashes);
-				});
+				};
+				// After pi-fold's own: a turn's marks are made when it ends (the next turn's start, the run's end).
+				pi.on("turn_start", look);
+				pi.on("agent_end", look);
 			},
 		],
 	});

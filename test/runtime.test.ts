@@ -344,6 +344,26 @@ describe("the runtime folds a real session by itself", () => {
 		expect(b.lattice.visibleRoots().length).toBeGreaterThan(0);
 	});
 
+	it("every turn's marks are recorded where its boundary would put them: after the turn's last result", () => {
+		// Most turns end quietly (no turn_end handler of pi-fold's: Pi skips the boundary), their marks
+		// appended as the next turn starts; they must still never land between a call and its result.
+		const branch = run.h.session.sessionManager.getBranch();
+		let open = new Set<string>();
+		let records = 0;
+		for (const e of branch) {
+			if (e.type === "message" && e.message.role === "assistant") {
+				open = new Set(e.message.content.flatMap((c) => (c.type === "toolCall" ? [c.id] : [])));
+			} else if (e.type === "message" && e.message.role === "toolResult") open.delete(e.message.toolCallId);
+			else if (e.type === "custom" && e.customType === RECORD_TYPE) {
+				records++;
+				expect([...open], `record ${e.id}`).toEqual([]);
+			}
+		}
+		expect(records).toBeGreaterThan(STAGES / 2);
+		// Marked turn by turn: every stage's tool batch but the last few was marked before its commit.
+		expect(run.rt.lattice?.folds().length).toBeGreaterThan(STAGES / 2);
+	});
+
 	it("status reports the runtime's state", () => {
 		const status = run.rt.status();
 		expect(status.budget).toMatchObject({

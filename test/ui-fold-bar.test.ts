@@ -4,7 +4,13 @@
 // reads the composition at every turn boundary next to Pi's own preview of the next request. Out of
 // process: the real `pi` CLI in RPC mode, where the bar reaches the client as JSON lines.
 import { spawn } from "node:child_process";
-import type { ContextEditEntry, ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
+import type {
+	ContextEditEntry,
+	ExtensionAPI,
+	ExtensionContext,
+	ProjectedSessionEntry,
+	Theme,
+} from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { makeSession, piEnv, removeTempDirs, type TestSession, tempDir } from "../harness/pi-harness.ts";
@@ -58,16 +64,31 @@ describe("the window composition of a real session, and the bar drawn from it", 
 	const recorder = recordingUi();
 	const widgets = recorder.widgets;
 	let atSessionStart: RecordedWidget[] = [];
-	/** pi-fold's turn_end handlers: Pi rebuilds a boundary's context (its whole branch) after each one. */
-	let turnEndHandlers = 0;
+	/**
+	 * pi-fold's turn_end handlers: Pi rebuilds a boundary's context (its whole branch) around each
+	 * one, so pi-fold listens only while it has something to append. Counted: how many are registered
+	 * at once (at most one), and the turns at which one ran.
+	 */
+	let turnEndListening = 0;
+	let mostListening = 0;
+	const piFoldTurns = new Set<number>();
 	const counting = (pi: ExtensionAPI): ExtensionAPI =>
 		new Proxy(pi, {
 			get(target, key) {
 				const value = Reflect.get(target, key, target);
 				if (key !== "on") return typeof value === "function" ? value.bind(target) : value;
-				return (event: string, handler: unknown) => {
-					if (event === "turn_end") turnEndHandlers++;
-					return (target.on as (e: string, h: unknown) => void)(event, handler);
+				return (event: string, handler: (...args: unknown[]) => unknown) => {
+					const on = target.on as (e: string, h: unknown) => () => void;
+					if (event !== "turn_end") return on(event, handler);
+					mostListening = Math.max(mostListening, ++turnEndListening);
+					const off = on(event, (e: { turnIndex: number }, ctx: unknown) => {
+						piFoldTurns.add(e.turnIndex);
+						return handler(e, ctx);
+					});
+					return () => {
+						turnEndListening--;
+						off();
+					};
 				};
 			},
 		});
@@ -75,29 +96,46 @@ describe("the window composition of a real session, and the bar drawn from it", 
 	beforeAll(async () => {
 		let fold: PiFold | undefined;
 		const cache = new CompositionCache();
-		const observer = (pi: ExtensionAPI) => {
-			// Loaded after pi-fold: its turn_end handler (runtime, then bar) has run when this one does.
-			pi.on("turn_end", (e, ctx) => {
-				const r = fold?.runtime.get();
-				const composition = r && windowComposition(r, cache, ctx.model);
-				if (!r || !composition) throw new Error(`no composition at turn ${e.turnIndex}`);
-				const inSession = e.context.contextEntries.filter((pe) => ctx.sessionManager.getEntry(pe.sourceEntry.id));
-				const proposed = e.context.contextEntries.filter((pe) => !ctx.sessionManager.getEntry(pe.sourceEntry.id));
-				boundaries.push({
-					turn: e.turnIndex,
-					composition,
-					preview: estimateRequest(
-						core,
-						inSession.flatMap((pe) => pe.messages),
-					),
-					proposed: estimateRequest(
-						core,
-						proposed.flatMap((pe) => pe.messages),
-					),
-					commitsSoFar: r.commits.length,
-					bar: widgets.filter((w) => w.key === FOLD_BAR_KEY).at(-1)?.lines,
-				});
+		/** A turn's end as pi-fold left it: `projection` is Pi's preview of the next request. */
+		const observe = (turn: number, ctx: ExtensionContext, projection: readonly ProjectedSessionEntry[]) => {
+			const r = fold?.runtime.get();
+			const composition = r && windowComposition(r, cache, ctx.model);
+			if (!r || !composition) throw new Error(`no composition at turn ${turn}`);
+			const inSession = projection.filter((pe) => ctx.sessionManager.getEntry(pe.sourceEntry.id));
+			const proposed = projection.filter((pe) => !ctx.sessionManager.getEntry(pe.sourceEntry.id));
+			boundaries.push({
+				turn,
+				composition,
+				preview: estimateRequest(
+					core,
+					inSession.flatMap((pe) => pe.messages),
+				),
+				proposed: estimateRequest(
+					core,
+					proposed.flatMap((pe) => pe.messages),
+				),
+				commitsSoFar: r.commits.length,
+				bar: widgets.filter((w) => w.key === FOLD_BAR_KEY).at(-1)?.lines,
 			});
+		};
+		const observer = (pi: ExtensionAPI) => {
+			// Loaded after pi-fold, so its handlers run after pi-fold's. A turn that needed pi-fold's
+			// boundary is seen at turn_end (the commit's edits are in Pi's preview); any other turn ends
+			// quietly in pi-fold's next turn_start (or agent_end), and is seen right after it.
+			let turn = -1;
+			pi.on("turn_end", (e, ctx) => {
+				turn = e.turnIndex;
+				if (!piFoldTurns.has(e.turnIndex)) return;
+				observe(e.turnIndex, ctx, e.context.contextEntries);
+				turn = -1;
+			});
+			const quiet = (_e: unknown, ctx: ExtensionContext) => {
+				if (turn < 0) return;
+				observe(turn, ctx, ctx.sessionManager.buildSessionProjection().entries);
+				turn = -1;
+			};
+			pi.on("turn_start", quiet);
+			pi.on("agent_end", quiet);
 		};
 		h = await makeSession({
 			cwd: WORKLOAD_ROOT,
@@ -128,9 +166,12 @@ describe("the window composition of a real session, and the bar drawn from it", 
 	});
 	afterAll(() => h?.dispose());
 
-	it("registers one turn_end handler: the bar's boundary work runs inside the runtime's", () => {
-		expect(turnEndHandlers).toBe(1);
-		// ...and the bar still follows every boundary (the last test checks what it says).
+	it("listens at turn_end only at the turns it appends at, with one handler; the bar follows every turn", () => {
+		expect(mostListening).toBe(1);
+		// Every commit's turn, and not every turn: the others end quietly, with no boundary of pi-fold's.
+		for (const c of rt.commits) expect(piFoldTurns.has(c.turn)).toBe(true);
+		expect(piFoldTurns.size).toBeLessThan(STAGES + 1);
+		// ...and the bar still follows every turn (the last test checks what it says).
 		expect(boundaries.every((b) => b.bar !== undefined)).toBe(true);
 	});
 
@@ -395,15 +436,16 @@ describe("in Pi's RPC mode (the real CLI)", () => {
 		expect(bars[0].text).toMatch(
 			new RegExp(`^pi-fold ▕ +▏ 0% of ${formatTokens(UI_HOST_BUDGET)} \\(providerInputBudget\\) · raw 0$`),
 		);
-		// Per turn, in record order: the bar set by the turn_end handlers, then the entries the
-		// boundary appends (a commit's edits and receipt), then the turn_end event.
+		// Per turn, in record order: from its turn_start, the bar pi-fold's boundary sets at its turn_end
+		// and the entries that boundary appends (a commit's edits and receipt), or the bar it sets as the
+		// turn ends quietly (in the next turn_start's handlers, before Pi sends that event on).
 		const turns: { bar?: string; commit: boolean }[] = [{ commit: false }];
 		for (const [i, r] of records.entries()) {
 			const turn = turns[turns.length - 1];
 			const bar = bars.find((x) => x.i === i);
 			if (bar) turn.bar = bar.text;
 			if (r.type === "entry_appended" && r.entry?.customType === RECEIPT_TYPE) turn.commit = true;
-			if (r.type === "turn_end") turns.push({ commit: false });
+			if (r.type === "turn_start") turns.push({ commit: false });
 		}
 		const firstCommit = turns.findIndex((t) => t.commit);
 		expect(firstCommit, stderr).toBeGreaterThan(0);

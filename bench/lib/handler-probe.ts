@@ -6,7 +6,15 @@
 import type { ExtensionAPI, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 
 /** The events timed: everything pi-fold handles on the way of a request. */
-export const PROBED_EVENTS = ["turn_end", "context", "context_with_system", "agent_before_settle"] as const;
+export const PROBED_EVENTS = [
+	"message_end",
+	"turn_end",
+	"turn_start",
+	"agent_end",
+	"context",
+	"context_with_system",
+	"agent_before_settle",
+] as const;
 export type ProbedEvent = (typeof PROBED_EVENTS)[number];
 
 /** One event as the probes saw it: when the first and (if it got there) the last probe ran. */
@@ -32,7 +40,8 @@ export interface HandlerProbe {
 	readonly samples: readonly ProbedSample[];
 	/**
 	 * Per request: the events from the previous request's context_with_system (exclusive) to this
-	 * one's (inclusive): the turn_end that precedes it, then its context and context_with_system.
+	 * one's (inclusive): the turn's message_end events, its turn_end, the next turn_start, then the
+	 * request's context and context_with_system.
 	 */
 	perRequest(): RequestCost[];
 }

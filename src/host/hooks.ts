@@ -2,7 +2,7 @@
 // FoldRuntime of this extension instance. Every handler catches and is timed: a failure is
 // recorded as a problem (status shows it) and Pi's loop goes on as if pi-fold had done nothing.
 import { performance } from "node:perf_hooks";
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { CoreState } from "../core.ts";
 import { FENCE_STATUS_KEY, fenceMessage } from "../meter/fence.ts";
 import { FoldActions } from "../operations/actions.ts";
@@ -26,12 +26,14 @@ export const CANCEL_EXPLAINED =
 class Guard {
 	readonly #core: () => CoreState;
 	readonly #settings: RuntimeSettings;
+	readonly #append: (customType: string, data: unknown) => void;
 	#runtime: FoldRuntime | undefined;
 	#failure: string | undefined;
 
-	constructor(core: () => CoreState, settings: RuntimeSettings) {
+	constructor(core: () => CoreState, settings: RuntimeSettings, append: (customType: string, data: unknown) => void) {
 		this.#core = core;
 		this.#settings = settings;
+		this.#append = append;
 	}
 
 	/** The runtime, once the core has loaded; undefined (and `failure` says why) when it cannot. */
@@ -39,7 +41,7 @@ class Guard {
 		if (this.#runtime || this.#failure) return this.#runtime;
 		const state = this.#core();
 		if (!state.ok) this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}`;
-		else this.#runtime = new FoldRuntime(state.core, this.#settings);
+		else this.#runtime = new FoldRuntime(state.core, this.#settings, this.#append);
 		return this.#runtime;
 	}
 
@@ -103,10 +105,15 @@ function onSessions(pi: ExtensionAPI, guard: Guard): void {
 }
 
 /** Each request about to go out: recorded (a bridge may show on it), then fenced. */
-function onRequests(pi: ExtensionAPI, guard: Guard): void {
+function onRequests(pi: ExtensionAPI, guard: Guard, listener: BoundaryListener): void {
 	pi.on("context", (e, ctx) => {
 		// Read-only, except a /fold planned while idle, shown on the request it was asked before.
 		const bridged = guard.run("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true);
+		try {
+			listener.update(ctx);
+		} catch (err) {
+			guard.made?.problem("boundary", errorMessage(err));
+		}
 		return bridged ? { messages: bridged as typeof e.messages } : undefined;
 	});
 	pi.on("context_with_system", (e, ctx) => {
@@ -130,22 +137,95 @@ function onRequests(pi: ExtensionAPI, guard: Guard): void {
 /** What else reads the runtime at a turn boundary (the fold bar, clean chat), after the runtime. */
 type TurnEndListener = { where: string; listener: (ctx: ExtensionContext) => void };
 
-/** The turn boundary, and Pi's compaction (declined, or answered by folding on an overflow). */
-function onBoundaries(pi: ExtensionAPI, guard: Guard, afterTurnEnd: readonly TurnEndListener[]): void {
-	// The extension's only turn_end handler: Pi rebuilds the boundary's context (its whole branch)
-	// after every handler, so the UI's boundary work runs in this one, after the runtime's.
-	pi.on("turn_end", async (e, ctx) => {
-		const mine = await guard.runAsync("turn_end", (rt) => rt.turnEnd(e, ctx));
-		for (const { where, listener } of afterTurnEnd) {
-			try {
-				listener(ctx);
-			} catch (err) {
-				guard.made?.problem(where, errorMessage(err));
-			}
+/** What else reads the runtime at a turn's end (the fold bar, clean chat), after the runtime. */
+function runListeners(guard: Guard, afterTurnEnd: readonly TurnEndListener[], ctx: ExtensionContext): void {
+	for (const { where, listener } of afterTurnEnd) {
+		try {
+			listener(ctx);
+		} catch (err) {
+			guard.made?.problem(where, errorMessage(err));
+		}
+	}
+}
+
+/**
+ * pi-fold's turn_end handler, registered only while the runtime wants the boundary. Pi rebuilds a
+ * boundary's context from its whole branch around every turn_end handler, appended to or not, and
+ * skips the boundary when no extension listens; so a turn with nothing to append ends quietly
+ * (quiet-turn.ts), and the UI's turn work runs in this one handler, after the runtime's.
+ */
+class BoundaryListener {
+	readonly #pi: ExtensionAPI;
+	readonly #guard: Guard;
+	readonly #afterTurnEnd: readonly TurnEndListener[];
+	#off: (() => void) | undefined;
+
+	constructor(pi: ExtensionAPI, guard: Guard, afterTurnEnd: readonly TurnEndListener[]) {
+		this.#pi = pi;
+		this.#guard = guard;
+		this.#afterTurnEnd = afterTurnEnd;
+	}
+
+	/** Listen at the next turn_end when the runtime wants it (or cannot tell: no runtime yet). */
+	update(ctx: ExtensionContext): void {
+		// Unknown (no runtime, or it failed to say): listen, as without quiet turns.
+		const wanted = this.#guard.run("boundary", (rt) => rt.boundaryWanted(ctx.model)) ?? true;
+		if (wanted && !this.#off) this.#off = this.#pi.on("turn_end", (e, c) => this.#turnEnd(e, c));
+		else if (!wanted && this.#off) this.#stop();
+	}
+
+	/** Listen from the start: the first boundary of a session decides. */
+	start(): void {
+		if (!this.#off) this.#off = this.#pi.on("turn_end", (e, c) => this.#turnEnd(e, c));
+	}
+
+	#stop(): void {
+		const off = this.#off;
+		this.#off = undefined;
+		off?.();
+	}
+
+	async #turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<TurnEndEventResult | undefined> {
+		const mine = await this.#guard.runAsync("turn_end", (rt) => rt.turnEnd(e, ctx));
+		runListeners(this.#guard, this.#afterTurnEnd, ctx);
+		try {
+			this.update(ctx);
+		} catch (err) {
+			this.#guard.made?.problem("boundary", errorMessage(err));
 		}
 		// Handlers chain: keep what earlier extensions proposed.
 		return mine && mine.length > 0 ? { entries: [...e.entries, ...mine] } : undefined;
+	}
+}
+
+/** Every message_end, the turn's start and the run's end: the turn followed, and a quiet turn ended. */
+function onTurns(
+	pi: ExtensionAPI,
+	guard: Guard,
+	listener: BoundaryListener,
+	afterTurnEnd: readonly TurnEndListener[],
+): void {
+	const safely = (ctx: ExtensionContext) => {
+		try {
+			listener.update(ctx);
+		} catch (err) {
+			guard.made?.problem("boundary", errorMessage(err));
+		}
+	};
+	pi.on("message_end", (e, ctx) => {
+		guard.run("message_end", (rt) => rt.messageEnded(e.message, ctx.model));
+		safely(ctx);
 	});
+	const quietEnd = (where: string) => (_e: unknown, ctx: ExtensionContext) => {
+		if (guard.run(where, (rt) => rt.quietTurnEnd(ctx))) runListeners(guard, afterTurnEnd, ctx);
+		safely(ctx);
+	};
+	pi.on("turn_start", quietEnd("turn_start"));
+	pi.on("agent_end", quietEnd("agent_end"));
+}
+
+/** Pi's compaction (declined, or answered by folding on an overflow). */
+function onBoundaries(pi: ExtensionAPI, guard: Guard): void {
 	pi.on("session_before_compact", (e, ctx) => {
 		// An overflow plans a commit: answer (cancel Pi's compaction) only once its folds are durable.
 		if (e.reason === "overflow") return guard.runAsync("session_before_compact", (rt) => rt.overflow(e, ctx));
@@ -176,11 +256,14 @@ export function registerRuntimeHooks(
 	core: () => CoreState,
 	settings: RuntimeSettings,
 ): RuntimeHandle {
-	const guard = new Guard(core, settings);
+	const guard = new Guard(core, settings, (customType, data) => pi.appendEntry(customType, data));
 	const afterTurnEnd: TurnEndListener[] = [];
+	const listener = new BoundaryListener(pi, guard, afterTurnEnd);
+	listener.start();
 	onSessions(pi, guard);
-	onRequests(pi, guard);
-	onBoundaries(pi, guard, afterTurnEnd);
+	onRequests(pi, guard, listener);
+	onTurns(pi, guard, listener, afterTurnEnd);
+	onBoundaries(pi, guard);
 	let actions: FoldActions | undefined;
 	return {
 		afterTurnEnd: (where, listener) => {

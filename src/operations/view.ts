@@ -96,9 +96,10 @@ export interface FoldHandle {
 	/** The operations on folds, once the runtime runs. */
 	actions(): FoldActions | undefined;
 	/**
-	 * Run `listener` at every turn boundary, right after the runtime's own turn_end work and inside
-	 * the same handler: Pi rebuilds a boundary's context after each turn_end handler, so the
-	 * extension registers one. A listener only reads the runtime; one that throws is reported.
+	 * Run `listener` as every turn ends, right after the runtime's own work for it and inside the same
+	 * handler (turn_end when pi-fold's boundary ran, else the next turn_start or agent_end): Pi
+	 * rebuilds a boundary's context around each turn_end handler, so the extension never adds one
+	 * of its own. A listener only reads the runtime; one that throws is reported.
 	 */
 	afterTurnEnd(where: string, listener: (ctx: ExtensionContext) => void): void;
 }

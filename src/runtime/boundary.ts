@@ -138,6 +138,13 @@ export class Boundary {
 		return done.ops.map(recordDraft);
 	}
 
+	/** A turn that ends quietly (no boundary): the frontier's new marks, as the record entries to append. */
+	quietMarks(open: Open, messageEntryId: string): { customType: string; data: unknown }[] {
+		return this.#markFrontier(open, messageEntryId).flatMap((d) =>
+			d.type === "custom" ? [{ customType: d.customType, data: d.data }] : [],
+		);
+	}
+
 	/** Frontier pass over what the model has seen: its marks, their leaves prewritten in the background. */
 	#markFrontier(open: Open, messageEntryId: string): SessionBoundaryDraft[] {
 		const deps = this.#deps;

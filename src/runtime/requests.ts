@@ -34,6 +34,8 @@ export class RequestWatch {
 	#orphans: readonly string[] = [];
 	#alignmentFailures = 0;
 	#fence: FenceStatus = { stopped: 0 };
+	/** The last request as it goes out (system messages included). */
+	#last: readonly unknown[] | undefined;
 
 	constructor(deps: RequestDeps) {
 		this.#deps = deps;
@@ -45,6 +47,10 @@ export class RequestWatch {
 
 	get fence(): FenceStatus {
 		return { ...this.#fence };
+	}
+
+	get lastRequest(): readonly unknown[] | undefined {
+		return this.#last;
 	}
 
 	/** The `context` event; returns the messages to send instead, when a bridge shows on this request. */
@@ -91,6 +97,7 @@ export class RequestWatch {
 	/** The `context_with_system` event: the request as sent; a verdict when the fence stops it. */
 	observe(messages: readonly unknown[], ctx: ExtensionContext): FenceVerdict | undefined {
 		const { meter, recorder } = this.#deps;
+		this.#last = messages;
 		// The recorder walked this request's messages in the context event just before: not again.
 		const estimate = meter.observeRequest(messages, ctx.model, (m) => recorder.sameAs(m));
 		const budget = meter.budget(ctx.model);

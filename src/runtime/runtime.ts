@@ -1,7 +1,8 @@
 // One session's folding runtime: the coordinator. Each Pi event (host/hooks.ts) becomes one call
 // here; a turn boundary answers with one batch of drafts: the window repair if one is due, the
 // staged edits, the peeks' follow-ups, the frontier's new marks, and (when the next request would
-// reach maxTarget) one commit, planned by the one commit function (commit.ts). Its state is
+// reach maxTarget) one commit, planned by the one commit function (commit.ts). A turn with none of
+// these ends quietly, without a boundary (quiet-turn.ts). Its state is
 // private: the operations on folds change it through RuntimePort, everything else reads it
 // through RuntimeView. It never throws into Pi (the hooks also catch).
 import type {
@@ -35,6 +36,7 @@ import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch 
 import { Compaction } from "./compaction.ts";
 import { EarlyFold } from "./early-fold.ts";
 import { ProblemLog } from "./problems.ts";
+import { QuietTurns } from "./quiet-turn.ts";
 import { RequestWatch } from "./requests.ts";
 
 export class FoldRuntime implements RuntimePort {
@@ -56,12 +58,14 @@ export class FoldRuntime implements RuntimePort {
 	readonly #requests: RequestWatch;
 	readonly #boundary: Boundary;
 	readonly #early: EarlyFold;
+	readonly #quiet: QuietTurns;
 	#commits: CommitLog[] = [];
 	/** The last calibrated estimate of the next request (at a turn boundary or a commit). */
 	#occupancy: Occupancy | null = null;
 	#lastTurn = -1;
 
-	constructor(core: PiFoldCore, settings: RuntimeSettings) {
+	/** `append`: Pi's appendEntry, for the marks of a turn that ends without a boundary (none: every turn has one). */
+	constructor(core: PiFoldCore, settings: RuntimeSettings, append?: (customType: string, data: unknown) => void) {
 		this.#core = core;
 		this.#settings = settings;
 		this.#meter = new Meter(core, settings);
@@ -81,6 +85,9 @@ export class FoldRuntime implements RuntimePort {
 			problem,
 			sync: (sm: SessionView) => this.sync(sm),
 			commitDeps: () => this.#commitDeps(),
+			remeasured: (occupancy: Occupancy) => {
+				this.#occupancy = occupancy;
+			},
 		};
 		this.#requests = new RequestWatch({
 			...parts,
@@ -92,19 +99,15 @@ export class FoldRuntime implements RuntimePort {
 			current: () => this.view,
 			apply: (open, batch) => this.#apply(open, batch, true),
 		});
-		this.#early = new EarlyFold({
-			...parts,
-			occupancy: () => this.#occupancy,
-			remeasured: (occupancy) => {
-				this.#occupancy = occupancy;
-			},
-		});
+		this.#early = new EarlyFold({ ...parts, occupancy: () => this.#occupancy });
 		this.#boundary = new Boundary({
 			...parts,
 			withdrawn: () => this.#session.withdrawn,
 			replaceLattice: (next) => this.#session.replaceLattice(next),
 			unmeasured: (lattice, tokens) => this.#session.unmeasured({ lattice, tokens }),
 		});
+		const [boundary, requests, compaction, session] = [this.#boundary, this.#requests, this.#compaction, this.#session];
+		this.#quiet = new QuietTurns({ ...parts, boundary, requests, compaction, session, append });
 	}
 
 	// ---- the read-only view ----
@@ -295,13 +298,30 @@ export class FoldRuntime implements RuntimePort {
 		return this.#early.modelSelected(model, ctx);
 	}
 
+	/** message_end: the turn in progress, for a turn that ends quietly. */
+	messageEnded(message: unknown, model: Model): void {
+		this.#quiet.messageEnded(message, model);
+	}
+
+	/** Whether the next turn_end must run the boundary (otherwise the turn ends quietly). */
+	boundaryWanted(model: Model): boolean {
+		return this.#quiet.wanted(model);
+	}
+
+	/** The next turn's start, or the run's end: a turn no boundary took ends here; true if one did. */
+	quietTurnEnd(ctx: ExtensionContext): boolean {
+		return this.#quiet.end(ctx);
+	}
+
 	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget. */
 	async turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
+		this.#quiet.take();
 		this.#lastTurn = e.turnIndex;
 		const failed = e.message.role === "assistant" && e.message.stopReason === "error";
 		if (e.message.role === "assistant") {
-			const c = this.#meter.calibrate(e.message.usage, ctx.model);
-			if (!c.ok && !failed && e.message.stopReason !== "aborted") this.problem("calibrate", c.reason);
+			// Pi's message_end calibrated by it already (the runtime inside Pi); a replay comes here only.
+			const c = this.#quiet.calibratedBy(e.message) ? undefined : this.#meter.calibrate(e.message.usage, ctx.model);
+			if (c && !c.ok && !failed && e.message.stopReason !== "aborted") this.problem("calibrate", c.reason);
 			if (!failed) this.#compaction.answered();
 		}
 		this.#boundary.ingestEvidence(e.toolResults, ctx.sessionManager);

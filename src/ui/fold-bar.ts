@@ -213,7 +213,7 @@ export function registerFoldBar(pi: ExtensionAPI, runtime: FoldHandle): FoldBar 
 	pi.on("session_start", reset);
 	pi.on("session_tree", reset);
 	pi.on("session_compact", reset);
-	// After the runtime's turn_end work, in its handler: the lattice already holds this boundary's
+	// After the runtime's work for a turn, in the same handler: the lattice already holds the turn's
 	// marks and commit, and status holds the occupancy it measured.
 	runtime.afterTurnEnd("fold-bar", (ctx) => refresh(ctx, true));
 	// Another model, another budget (ctx.model is the new one when Pi emits the event).

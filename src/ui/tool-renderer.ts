@@ -240,7 +240,7 @@ export function registerCleanChat(pi: ExtensionAPI, runtime: FoldHandle): CleanC
 	pi.on("session_start", onBoundary);
 	pi.on("session_tree", onBoundary);
 	pi.on("session_compact", onBoundary);
-	// After the runtime's turn_end work, in its handler: a commit made there is already in the lattice.
+	// After the runtime's work for a turn, in the same handler: a commit made there is in the lattice.
 	runtime.afterTurnEnd("clean-chat", refresh);
 	return { calls, rows, refresh };
 }
