@@ -5,8 +5,8 @@
 //   clock. The per-request figure is the runtime's own measurement (host/hooks.ts times every handler
 //   and attributes it to the next request); each commit is the turn_end handler that made it, whole.
 // sweep: the same workload at 64, 128, 256 and 512 stages, a 200k window, pi-fold at Pi's defaults,
-//   timed from the outside: wall time between the first and the last extension handler of each event
-//   (bench/lib/handler-probe.ts), so Pi's own work between handlers counts; per request median and
+//   timed from the outside: wall time between the first and the last extension handler of each event,
+//   and between two turns (bench/lib/handler-probe.ts), so Pi's own work counts; per request median and
 //   p95, commits, memory after GC and the session's shape; each length also without pi-fold.
 // long: a synthetic session of 10k folds and about 50 MB (bench/lib/long-session.ts) opened in Pi,
 //   then more stages run on it, timed the same way.

@@ -1,21 +1,20 @@
 // Wall time between the first and the last extension handler of each Pi event, as Pi runs them: two
 // probe extensions, one registered before everything under test and one after it. Pi runs an event's
-// handlers extension by extension, awaiting each and doing its own work between them (a boundary
-// rebuilds its context after every handler), so last minus first is what the extensions in between
-// cost the agent loop on that event, Pi's in-between work included, not only the handlers' own time.
+// handlers extension by extension, awaiting each and doing its own work between them, so last minus
+// first is what the extensions in between cost the agent loop on that event, Pi's in-between work
+// included, not only the handlers' own time.
+//
+// The turn boundary is timed differently: from the last probe of the turn's last message_end to the
+// last probe of the next turn_start (or of agent_end after the last turn): everything Pi and the
+// extensions do between two turns, a turn_end boundary included when an extension listens there.
+// The probes themselves do not listen at turn_end: a listener there makes Pi rebuild the boundary's
+// context from the whole branch at every turn, a cost a session without that listener never pays.
 import type { ExtensionAPI, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 
 /** The events timed: everything pi-fold handles on the way of a request. */
-export const PROBED_EVENTS = [
-	"message_end",
-	"turn_end",
-	"turn_start",
-	"agent_end",
-	"context",
-	"context_with_system",
-	"agent_before_settle",
-] as const;
-export type ProbedEvent = (typeof PROBED_EVENTS)[number];
+export const PROBED_EVENTS = ["message_end", "context", "context_with_system", "agent_before_settle"] as const;
+/** `boundary`: from the turn's last message_end to the next turn_start (or agent_end). */
+export type ProbedEvent = (typeof PROBED_EVENTS)[number] | "boundary";
 
 /** One event as the probes saw it: when the first and (if it got there) the last probe ran. */
 export interface ProbedSample {
@@ -40,8 +39,8 @@ export interface HandlerProbe {
 	readonly samples: readonly ProbedSample[];
 	/**
 	 * Per request: the events from the previous request's context_with_system (exclusive) to this
-	 * one's (inclusive): the turn's message_end events, its turn_end, the next turn_start, then the
-	 * request's context and context_with_system.
+	 * one's (inclusive): the turn's message_end events, the boundary after it, then the request's
+	 * context and context_with_system.
 	 */
 	perRequest(): RequestCost[];
 }
@@ -59,15 +58,25 @@ export function handlerProbe(): HandlerProbe {
 			});
 		}
 	};
+	/** When the last probe saw the latest message_end: a boundary starts there. */
+	let messageEnded: number | undefined;
 	const lastProbe = (pi: ExtensionAPI) => {
 		for (const event of PROBED_EVENTS) {
 			pi.on(event as "turn_end", () => {
+				const now = performance.now();
 				const sample = open.get(event);
-				if (sample && sample.last === undefined) sample.last = performance.now();
+				if (sample && sample.last === undefined) sample.last = now;
 				open.delete(event);
+				if (event === "message_end") messageEnded = now;
 				return undefined;
 			});
 		}
+		const boundaryEnd = () => {
+			if (messageEnded !== undefined) samples.push({ event: "boundary", first: messageEnded, last: performance.now() });
+			messageEnded = undefined;
+		};
+		pi.on("turn_start", boundaryEnd);
+		pi.on("agent_end", boundaryEnd);
 	};
 	return {
 		first: firstProbe,

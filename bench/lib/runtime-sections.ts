@@ -13,7 +13,7 @@ import { mean, quantile, round, spread } from "./stats.ts";
 /** The summary of one arm's run (per-request wall time as Pi sees it, commits, memory, session shape). */
 export function summarize(run: SweepRun) {
 	const ms = run.perRequest.map((r) => r.ms);
-	const event = (name: "turn_end" | "context" | "context_with_system") =>
+	const event = (name: "boundary" | "context" | "context_with_system") =>
 		run.perRequest.flatMap((r) => (r.byEvent[name] === undefined ? [] : [r.byEvent[name] as number]));
 	const commitMs = run.commits.map((c) => c.ms);
 	const own = spread(run.ownMs);
@@ -24,7 +24,7 @@ export function summarize(run: SweepRun) {
 		/** pi-fold's handlers' own time per request (its newest 256; the max is its slowest commit among them). */
 		own: { ...own, requests: run.ownMs.length },
 		byEvent: {
-			turnEnd: { medianMs: round(quantile(event("turn_end"), 0.5)), meanMs: round(mean(event("turn_end"))) },
+			boundary: { medianMs: round(quantile(event("boundary"), 0.5)), meanMs: round(mean(event("boundary"))) },
 			context: { medianMs: round(quantile(event("context"), 0.5)) },
 			contextWithSystem: { medianMs: round(quantile(event("context_with_system"), 0.5)) },
 		},
@@ -160,13 +160,13 @@ export async function longSection(core: PiFoldCore, cfg: LongSection["config"]):
 export function printLengths(title: string, rows: { label: string; s: ArmSummary }[]): void {
 	console.log(`\n## ${title}`);
 	console.log(
-		"| run | requests | median ms | p95 ms | max ms | pi-fold's own median / p95 ms | mean turn_end ms | slowest commit ms | commits | heap MB | context_edit / message | fold depth |",
+		"| run | requests | median ms | p95 ms | max ms | pi-fold's own median / p95 ms | mean boundary ms | slowest commit ms | commits | heap MB | context_edit / message | fold depth |",
 	);
 	console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 	for (const { label, s } of rows) {
 		const own = s.own.requests > 0 ? `${s.own.medianMs} / ${s.own.p95Ms}` : "-";
 		console.log(
-			`| ${label} | ${s.requests} | ${s.medianMs} | ${s.p95Ms} | ${s.maxMs} | ${own} | ${s.byEvent.turnEnd.meanMs} | ${s.slowestCommitMs ?? "-"} | ${s.commits.length} | ${s.memory.heapUsedMb} | ${s.shape.editsPerMessage} | ${s.shape.maxDepth + 1} |`,
+			`| ${label} | ${s.requests} | ${s.medianMs} | ${s.p95Ms} | ${s.maxMs} | ${own} | ${s.byEvent.boundary.meanMs} | ${s.slowestCommitMs ?? "-"} | ${s.commits.length} | ${s.memory.heapUsedMb} | ${s.shape.editsPerMessage} | ${s.shape.maxDepth + 1} |`,
 		);
 	}
 }

@@ -1,7 +1,7 @@
 // One run of the runtime benchmark's length sweep: the scripted workload at a given number of stages
 // in a real Pi AgentSession, with pi-fold between two handler probes (handler-probe.ts) or with the
 // probes alone (Pi's own floor between two adjacent handlers). Per request: the wall time the
-// extensions add as Pi sees it; per commit: the turn_end that made it; at the end: memory after a
+// extensions add as Pi sees it; per commit: the turn boundary that made it; at the end: memory after a
 // full GC, and the shape of the session pi-fold leaves (context_edit entries, fold depth).
 import { statSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
@@ -42,7 +42,7 @@ export interface SweepConfig {
 
 export interface SweepCommit {
 	turn: number;
-	/** The turn_end that made it: first to last probe. */
+	/** The turn boundary that made it: from the turn's last message_end to the next turn_start. */
 	ms: number;
 	committed: number;
 	consolidated: number;
@@ -138,8 +138,8 @@ export async function runSweep(cfg: SweepConfig): Promise<SweepRun> {
 		const commits = (status?.commits ?? []).map(
 			(c): SweepCommit => ({
 				turn: c.turn,
-				// The turn_end of turn t precedes request t + 1 (the probes count every request, summaries too).
-				ms: perRequest[c.turn + 1]?.byEvent.turn_end ?? Number.NaN,
+				// The boundary of turn t precedes request t + 1 (the probes count every request, summaries too).
+				ms: perRequest[c.turn + 1]?.byEvent.boundary ?? Number.NaN,
 				committed: c.committed.length,
 				consolidated: c.consolidated.length,
 				edits: c.edits,

@@ -52,11 +52,13 @@ export interface QuietTurnDeps {
 }
 
 /**
- * How near maxTarget an estimate of the boundary's occupancy must come for pi-fold to listen at
- * turn_end: the boundary measures exactly and decides; the margin only covers what the estimate
- * cannot see (another extension's messages, queued ones).
+ * How near maxTarget the estimate of the boundary's occupancy must come for pi-fold to listen at
+ * turn_end. The estimate is the boundary's own arithmetic (the usage of the request plus the turn's
+ * messages at the calibrated ratio), so the boundary decides the same way; the margin covers only
+ * what the estimate cannot see (another extension's messages, queued ones). Every turn it listens
+ * at without committing costs a rebuild of the branch.
  */
-const LISTEN_SHARE_OF_MAX_TARGET = 0.9;
+const LISTEN_SHARE_OF_MAX_TARGET = 0.97;
 
 export class QuietTurns {
 	readonly #deps: QuietTurnDeps;
