@@ -51,6 +51,37 @@ function claim(map: Map<string, number | number[]>, key: string, p: number): voi
 }
 
 /** The claims the entries bear out (`holds`), below `n`, ascending, each once. */
+/** A tool call id's entries (its call and its results), their span, and whether one side is missing. */
+interface ToolGroup {
+	lo: number;
+	hi: number;
+	open: boolean;
+	members: number[];
+}
+
+function toolGroup(claims: Claims, c: string, n: number, view: (p: number) => LatticeEntry): ToolGroup {
+	const calls = validClaims(claims.calls.get(c), n, (p) => view(p).toolCallIds?.includes(c) ?? false);
+	const results = validClaims(claims.results.get(c), n, (p) => view(p).toolCallId === c);
+	const members = calls.length === 0 ? results : results.length === 0 ? calls : [...calls, ...results];
+	let lo = members[0];
+	let hi = members[0];
+	for (const q of members) {
+		if (q < lo) lo = q;
+		if (q > hi) hi = q;
+	}
+	return { lo, hi, open: calls.length === 0 || results.length === 0, members };
+}
+
+/** Refuse an entry whose id an earlier one (in `base` or before it in `added`) has. */
+function refuseRepeatedIds(added: readonly LatticeEntry[], from: number, base: ContextIndex | undefined): void {
+	const fresh = new Map<string, number>();
+	added.forEach((e, k) => {
+		const seen = base?.position(e.id) ?? fresh.get(e.id);
+		if (seen !== undefined) refuse(`entries at positions ${seen} and ${from + k} share the id ${show(e.id)}`);
+		fresh.set(e.id, from + k);
+	});
+}
+
 function validClaims(
 	claims: number | readonly number[] | undefined,
 	n: number,
@@ -138,13 +169,7 @@ export class ContextIndex implements ToolBatches {
 		}
 		const from = base?.size ?? 0;
 		const added = input.map((e, k) => checkEntry(e, from + k));
-		// Every id is checked before anything is claimed.
-		const fresh = new Map<string, number>();
-		added.forEach((e, k) => {
-			const seen = base?.position(e.id) ?? fresh.get(e.id);
-			if (seen !== undefined) refuse(`entries at positions ${seen} and ${from + k} share the id ${show(e.id)}`);
-			fresh.set(e.id, from + k);
-		});
+		refuseRepeatedIds(added, from, base); // every id, before anything is claimed
 		const n = from + added.length;
 		const claims = base ? base.#claims : { positions: new Map(), calls: new Map(), results: new Map() };
 		this.#claims = claims;
@@ -165,20 +190,11 @@ export class ContextIndex implements ToolBatches {
 			}
 		});
 		const view = (p: number) => (p < from ? (base as ContextIndex).#entryAt(p) : added[p - from]);
-		const groups = new Map<string, { lo: number; hi: number; open: boolean; members: number[] }>();
+		const groups = new Map<string, ToolGroup>();
 		const group = (c: string) => {
 			let g = groups.get(c);
 			if (!g) {
-				const calls = validClaims(claims.calls.get(c), n, (p) => view(p).toolCallIds?.includes(c) ?? false);
-				const results = validClaims(claims.results.get(c), n, (p) => view(p).toolCallId === c);
-				const members = calls.length === 0 ? results : results.length === 0 ? calls : [...calls, ...results];
-				let lo = members[0];
-				let hi = members[0];
-				for (const q of members) {
-					if (q < lo) lo = q;
-					if (q > hi) hi = q;
-				}
-				g = { lo, hi, open: calls.length === 0 || results.length === 0, members };
+				g = toolGroup(claims, c, n, view);
 				groups.set(c, g);
 			}
 			return g;

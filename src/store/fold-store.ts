@@ -302,32 +302,11 @@ export class FoldStore {
 			top.node.refs.push(node);
 			stack.push({ node, next: 0 });
 		}
-		// How many leaves the fold expands to, counted per distinct record before anything is built.
-		for (const node of postOrder) {
-			node.leafCount = node.refs.reduce((n, ref) => n + ("leaf" in ref ? 1 : ref.leafCount), 0);
-			if (node.leafCount > limits.maxLeaves) {
-				throw new StoreError(
-					"BAD_RECORD",
-					`fold ${node.trail.join(" > ")}: expands to ${node.leafCount} leaves, over the limit of ${limits.maxLeaves}; not verified`,
-					{ fold: node.record.id },
-				);
-			}
-		}
+		countLeaves(postOrder, limits.maxLeaves);
 
 		// Pass 2: every distinct leaf object read once, hashed in batches, checked against name and length.
 		const bytes = this.objects.readMany(reads);
-		for (const node of postOrder) {
-			for (const ref of node.refs) {
-				if ("leaf" in ref && bytes[ref.leaf].byteLength !== ref.bytes) {
-					const hash = reads[ref.leaf].hash;
-					throw new StoreError(
-						"BAD_RECORD",
-						`fold ${node.trail.join(" > ")}: entry ${ref.entryId}: object ${hash} verifies but the record says ${ref.bytes} bytes and it has ${bytes[ref.leaf].byteLength}`,
-						{ fold: node.record.id, entry: ref.entryId, expected: hash },
-					);
-				}
-			}
-		}
+		checkLeafSizes(postOrder, reads, bytes);
 
 		// Pass 3: identities from the verified leaf hashes up, each distinct record once.
 		for (const node of postOrder) {
@@ -397,5 +376,39 @@ export class FoldStore {
 			fromHexInto(h, packed, i * DIGEST_BYTES);
 		});
 		return toHex(this.#core.foldIdentity(packed));
+	}
+}
+
+/** How many leaves each distinct record expands to (children first), before anything is built; refuses past `maxLeaves`. */
+function countLeaves(postOrder: readonly FoldNode[], maxLeaves: number): void {
+	for (const node of postOrder) {
+		node.leafCount = node.refs.reduce((n, ref) => n + ("leaf" in ref ? 1 : ref.leafCount), 0);
+		if (node.leafCount > maxLeaves) {
+			throw new StoreError(
+				"BAD_RECORD",
+				`fold ${node.trail.join(" > ")}: expands to ${node.leafCount} leaves, over the limit of ${maxLeaves}; not verified`,
+				{ fold: node.record.id },
+			);
+		}
+	}
+}
+
+/** Each leaf's bytes have the length its record states (their hash was checked as they were read). */
+function checkLeafSizes(
+	postOrder: readonly FoldNode[],
+	reads: readonly ReadRequest[],
+	bytes: readonly Uint8Array[],
+): void {
+	for (const node of postOrder) {
+		for (const ref of node.refs) {
+			if ("leaf" in ref && bytes[ref.leaf].byteLength !== ref.bytes) {
+				const hash = reads[ref.leaf].hash;
+				throw new StoreError(
+					"BAD_RECORD",
+					`fold ${node.trail.join(" > ")}: entry ${ref.entryId}: object ${hash} verifies but the record says ${ref.bytes} bytes and it has ${bytes[ref.leaf].byteLength}`,
+					{ fold: node.record.id, entry: ref.entryId, expected: hash },
+				);
+			}
+		}
 	}
 }
