@@ -2,7 +2,7 @@
 // properties every host relies on: no imports (instantiable with {} in Node, a
 // browser page and workerd) and no reachable allocator (the core uses scratch memory only).
 import { spawnSync } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -32,4 +32,8 @@ if (allocator) {
 	process.exit(1);
 }
 const exports = WebAssembly.Module.exports(mod).map((e) => e.name);
+// The built Node entry (dist/bindings/node.js) loads the core from beside it, as bindings/node.ts
+// does from the source tree: one compile of the bindings serves the package and the command.
+mkdirSync(new URL("../dist/wasm/", import.meta.url), { recursive: true });
+copyFileSync(wasmPath, new URL("../dist/wasm/pi-fold-core.wasm", import.meta.url));
 console.log(`built wasm/pi-fold-core.wasm: ${statSync(wasmPath).size} bytes, ${exports.length} exports, 0 imports`);

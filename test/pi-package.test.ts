@@ -83,7 +83,12 @@ let unpacked = ""; // the tarball's "package/" folder, extracted for inspection 
 beforeAll(async () => {
 	// npm test builds first (pretest); pack with --ignore-scripts so `prepack` does not rebuild wasm/
 	// and dist/ while test files running in parallel read them (and the build is not paid twice).
-	for (const built of ["wasm/pi-fold-core.wasm", "dist/node.js", "dist/index.js"]) {
+	for (const built of [
+		"wasm/pi-fold-core.wasm",
+		"dist/wasm/pi-fold-core.wasm",
+		"dist/bindings/node.js",
+		"dist/bindings/index.js",
+	]) {
 		if (!existsSync(join(REPO_ROOT, built))) throw new Error(`${built} is missing: run \`npm run build\` first`);
 	}
 	const dest = tempDir("pack");
@@ -133,7 +138,14 @@ function expectAnsweredFrom(result: RunResult, packageDir: string, env: NodeJS.P
 describe("the packed tarball", () => {
 	it("holds the extension, bindings, built JS, the Wasm core, licence and changelog, and nothing dev-only", () => {
 		const files = listFiles(unpacked);
-		for (const f of ["package.json", "src/index.ts", "bindings/node.ts", "dist/node.js", "wasm/pi-fold-core.wasm"]) {
+		for (const f of [
+			"package.json",
+			"src/index.ts",
+			"bindings/node.ts",
+			"dist/bindings/node.js",
+			"dist/wasm/pi-fold-core.wasm",
+			"wasm/pi-fold-core.wasm",
+		]) {
 			expect(files).toContain(f);
 		}
 		for (const f of ["LICENSE", "CHANGELOG.md", "README.md"]) expect(files).toContain(f);

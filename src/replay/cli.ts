@@ -17,7 +17,7 @@ import { ReplayInputError, readSessionFile, skippedWarning } from "./session-lin
  * The package's own Node entry, by its public name: Node resolves a package's name from inside the
  * package through its "exports", so the command loads the built entry and the core file beside it
  * the way any user of `pi-fold/node` does, wherever the command itself sits (src/replay in a clone,
- * dist/cli/src/replay when built and installed). A string, so no compiler follows it into a second
+ * dist/src/replay when built and installed). A string, so no compiler follows it into a second
  * build of the bindings.
  */
 const NODE_ENTRY: string = "pi-fold/node";

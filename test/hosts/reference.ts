@@ -21,7 +21,7 @@ import {
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const HOSTS_DIR = fileURLToPath(new URL(".", import.meta.url));
-export const DIST_DIR = join(ROOT, "dist");
+export const DIST_DIR = join(ROOT, "dist", "bindings");
 export const WASM_FILE = join(ROOT, "wasm", "pi-fold-core.wasm");
 
 /** Fail early, naming the fix, when the build outputs the hosts load are missing. */
