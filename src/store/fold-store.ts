@@ -11,6 +11,7 @@ import { DIGEST_BYTES, fromHexInto, type PiFoldCore, type Span, toHex } from "..
 import type { FoldId, FoldRecord, HexHash, RecordChild } from "../fold-types.ts";
 import { contextPrefix, type Quarantined, type ReadContext, type ReadRequest } from "./content.ts";
 import { StoreError } from "./errors.ts";
+import { checkLeafSizes, countLeaves, type FoldNode } from "./fold-walk.ts";
 import { checkFoldId, checkHash, checkSessionId } from "./ids.ts";
 import { ContentStore } from "./objects.ts";
 import { PackSet } from "./packs.ts";
@@ -52,17 +53,6 @@ export interface VerifiedFold {
 export interface ExpectedFold {
 	id?: FoldId;
 	identity?: HexHash;
-}
-
-interface FoldNode {
-	record: FoldRecord;
-	/** The first path by which the walk reached this record (for messages). */
-	trail: FoldId[];
-	/** Per child: a leaf (index of its distinct object read) or the nested node (shared when repeated). */
-	refs: ({ leaf: number; entryId: string; bytes: number } | FoldNode)[];
-	/** Leaves the record expands to, nested folds included. */
-	leafCount: number;
-	computed?: HexHash;
 }
 
 /** Bounds on one verification walk: refused past them, with the reason. */
@@ -376,39 +366,5 @@ export class FoldStore {
 			fromHexInto(h, packed, i * DIGEST_BYTES);
 		});
 		return toHex(this.#core.foldIdentity(packed));
-	}
-}
-
-/** How many leaves each distinct record expands to (children first), before anything is built; refuses past `maxLeaves`. */
-function countLeaves(postOrder: readonly FoldNode[], maxLeaves: number): void {
-	for (const node of postOrder) {
-		node.leafCount = node.refs.reduce((n, ref) => n + ("leaf" in ref ? 1 : ref.leafCount), 0);
-		if (node.leafCount > maxLeaves) {
-			throw new StoreError(
-				"BAD_RECORD",
-				`fold ${node.trail.join(" > ")}: expands to ${node.leafCount} leaves, over the limit of ${maxLeaves}; not verified`,
-				{ fold: node.record.id },
-			);
-		}
-	}
-}
-
-/** Each leaf's bytes have the length its record states (their hash was checked as they were read). */
-function checkLeafSizes(
-	postOrder: readonly FoldNode[],
-	reads: readonly ReadRequest[],
-	bytes: readonly Uint8Array[],
-): void {
-	for (const node of postOrder) {
-		for (const ref of node.refs) {
-			if ("leaf" in ref && bytes[ref.leaf].byteLength !== ref.bytes) {
-				const hash = reads[ref.leaf].hash;
-				throw new StoreError(
-					"BAD_RECORD",
-					`fold ${node.trail.join(" > ")}: entry ${ref.entryId}: object ${hash} verifies but the record says ${ref.bytes} bytes and it has ${bytes[ref.leaf].byteLength}`,
-					{ fold: node.record.id, entry: ref.entryId, expected: hash },
-				);
-			}
-		}
 	}
 }
