@@ -169,7 +169,7 @@ class BoundaryListener {
 	/** Listen at the next turn_end when the runtime wants it (or cannot tell: no runtime yet). */
 	update(ctx: ExtensionContext): void {
 		// Unknown (no runtime, or it failed to say): listen, as without quiet turns.
-		const wanted = this.#guard.run("boundary", (rt) => rt.boundaryWanted(ctx.model)) ?? true;
+		const wanted = this.#guard.run("boundary", (rt) => rt.turns.wanted(ctx.model)) ?? true;
 		if (wanted && !this.#off) this.#off = this.#pi.on("turn_end", (e, c) => this.#turnEnd(e, c));
 		else if (!wanted && this.#off) this.#stop();
 	}
@@ -213,11 +213,11 @@ function onTurns(
 		}
 	};
 	pi.on("message_end", (e, ctx) => {
-		guard.run("message_end", (rt) => rt.messageEnded(e.message, ctx.model));
+		guard.run("message_end", (rt) => rt.turns.messageEnded(e.message, ctx.model));
 		safely(ctx);
 	});
 	const quietEnd = (where: string) => (_e: unknown, ctx: ExtensionContext) => {
-		if (guard.run(where, (rt) => rt.quietTurnEnd(ctx))) runListeners(guard, afterTurnEnd, ctx);
+		if (guard.run(where, (rt) => rt.turns.end(ctx))) runListeners(guard, afterTurnEnd, ctx);
 		safely(ctx);
 	};
 	pi.on("turn_start", quietEnd("turn_start"));

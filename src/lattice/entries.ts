@@ -52,12 +52,7 @@ function claim(map: Map<string, number | number[]>, key: string, p: number): voi
 
 /** The claims the entries bear out (`holds`), below `n`, ascending, each once. */
 /** A tool call id's entries (its call and its results), their span, and whether one side is missing. */
-interface ToolGroup {
-	lo: number;
-	hi: number;
-	open: boolean;
-	members: number[];
-}
+type ToolGroup = { lo: number; hi: number; open: boolean; members: number[] };
 
 function toolGroup(claims: Claims, c: string, n: number, view: (p: number) => LatticeEntry): ToolGroup {
 	const calls = validClaims(claims.calls.get(c), n, (p) => view(p).toolCallIds?.includes(c) ?? false);

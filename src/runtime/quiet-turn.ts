@@ -8,6 +8,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldBridge } from "../edits/fold-bridge.ts";
+import type { CalibrationOutcome } from "../meter/calibration.ts";
 import { estimateMessages } from "../meter/estimate.ts";
 import type { Meter, Model } from "../meter/meter.ts";
 import { commitNeed, type Occupancy, occupancyOf } from "../meter/occupancy.ts";
@@ -83,9 +84,7 @@ export class QuietTurns {
 		}
 		if (role !== "assistant") return;
 		const m = message as TurnMessages["message"];
-		this.#calibrated = m;
-		const c = this.#deps.meter.calibrate(m.usage, model);
-		if (!c.ok && m.stopReason !== "error" && m.stopReason !== "aborted") this.#deps.problem("calibrate", c.reason);
+		const c = this.#calibrate(m, model);
 		const extended = c.ok ? { real: c.real, ratio: c.ratio, appended: this.#estimate(m) } : undefined;
 		this.#turn = { message: m, toolResults: [], extended };
 	}
@@ -95,14 +94,24 @@ export class QuietTurns {
 		return estimateMessages(this.#deps.core, [message])[0] ?? 0;
 	}
 
-	/** Whether message_end calibrated by this assistant message already (a usage calibrates once). */
-	calibratedBy(message: unknown): boolean {
-		return message === this.#calibrated;
+	/**
+	 * The turn_end boundary takes the turn (it does all of it) and calibrates by its assistant message
+	 * unless message_end did (a usage calibrates once: inside Pi message_end comes first; a replay
+	 * calls only the boundary).
+	 */
+	atBoundary(message: { role: string; stopReason?: string; usage?: unknown }, model: Model): void {
+		this.#turn = undefined;
+		if (message.role !== "assistant") return;
+		const m = message as TurnMessages["message"];
+		if (m !== this.#calibrated) this.#calibrate(m, model);
+		if (m.stopReason !== "error") this.#deps.compaction.answered();
 	}
 
-	/** The turn_end boundary takes the turn (it does all of it). */
-	take(): void {
-		this.#turn = undefined;
+	#calibrate(m: TurnMessages["message"], model: Model): CalibrationOutcome {
+		this.#calibrated = m;
+		const c = this.#deps.meter.calibrate(m.usage, model);
+		if (!c.ok && m.stopReason !== "error" && m.stopReason !== "aborted") this.#deps.problem("calibrate", c.reason);
+		return c;
 	}
 
 	/**

@@ -1,10 +1,9 @@
 // One session's folding runtime: the coordinator. Each Pi event (host/hooks.ts) becomes one call
-// here; a turn boundary answers with one batch of drafts: the window repair if one is due, the
-// staged edits, the peeks' follow-ups, the frontier's new marks, and (when the next request would
-// reach maxTarget) one commit, planned by the one commit function (commit.ts). A turn with none of
-// these ends quietly, without a boundary (quiet-turn.ts). Its state is
-// private: the operations on folds change it through RuntimePort, everything else reads it
-// through RuntimeView. It never throws into Pi (the hooks also catch).
+// here; a turn boundary answers with one batch of drafts: the window repair if one is due, the staged
+// edits, the peeks' follow-ups, the frontier's new marks, and (when the next request would reach
+// maxTarget) one commit, planned by the one commit function (commit.ts); a turn with none of these
+// ends without a boundary (quiet-turn.ts). Its state is private: the operations on folds change it
+// through RuntimePort, everything else reads it through RuntimeView. It never throws into Pi.
 import type {
 	AgentBeforeSettleEvent,
 	BoundaryResult,
@@ -51,9 +50,8 @@ export class FoldRuntime implements RuntimePort {
 	/** Leaf objects of staged marks, written in the background so a commit writes only records. */
 	readonly #prewriter = new LeafPrewriter((where, reason) => this.problem(where, reason));
 	readonly #compaction: Compaction;
-	/** A /fold planned while idle, shown through the context event until its turn_end commits it. */
+	/** A /fold planned while idle (shown until turn_end commits it); a window repair (shown, then appended). */
 	readonly #bridge = new FoldBridge();
-	/** Edits that make Pi's window agree with the committed folds again: shown at once, appended at the next boundary. */
 	readonly #repair = new FoldBridge();
 	readonly #requests: RequestWatch;
 	readonly #boundary: Boundary;
@@ -298,32 +296,16 @@ export class FoldRuntime implements RuntimePort {
 		return this.#early.modelSelected(model, ctx);
 	}
 
-	/** message_end: the turn in progress, for a turn that ends quietly. */
-	messageEnded(message: unknown, model: Model): void {
-		this.#quiet.messageEnded(message, model);
-	}
-
-	/** Whether the next turn_end must run the boundary (otherwise the turn ends quietly). */
-	boundaryWanted(model: Model): boolean {
-		return this.#quiet.wanted(model);
-	}
-
-	/** The next turn's start, or the run's end: a turn no boundary took ends here; true if one did. */
-	quietTurnEnd(ctx: ExtensionContext): boolean {
-		return this.#quiet.end(ctx);
+	/** message_end, whether the next turn_end needs the boundary, and a turn that ends without one. */
+	get turns(): Pick<QuietTurns, "messageEnded" | "wanted" | "end"> {
+		return this.#quiet;
 	}
 
 	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget. */
 	async turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
-		this.#quiet.take();
+		this.#quiet.atBoundary(e.message, ctx.model);
 		this.#lastTurn = e.turnIndex;
 		const failed = e.message.role === "assistant" && e.message.stopReason === "error";
-		if (e.message.role === "assistant") {
-			// Pi's message_end calibrated by it already (the runtime inside Pi); a replay comes here only.
-			const c = this.#quiet.calibratedBy(e.message) ? undefined : this.#meter.calibrate(e.message.usage, ctx.model);
-			if (c && !c.ok && !failed && e.message.stopReason !== "aborted") this.problem("calibrate", c.reason);
-			if (!failed) this.#compaction.answered();
-		}
 		this.#boundary.ingestEvidence(e.toolResults, ctx.sessionManager);
 		const open = this.sync(ctx.sessionManager);
 		if (!open) return [];
