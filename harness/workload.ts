@@ -60,7 +60,7 @@ const MAX_READ_LINES = 300;
 const MIN_READ_LINES = 60;
 
 /** mulberry32: small, seedable, good enough to spread choices. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
 	let a = seed >>> 0;
 	return () => {
 		a = (a + 0x6d2b79f5) >>> 0;

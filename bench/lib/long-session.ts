@@ -14,7 +14,7 @@ import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildSessionProjection, CURRENT_SESSION_VERSION, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { WORKLOAD_ROOT, workloadPlan } from "../../harness/workload.ts";
+import { rng, WORKLOAD_ROOT, workloadPlan } from "../../harness/workload.ts";
 import type { FoldLattice } from "../../src/lattice/index.ts";
 import { FoldLattice as Lattice } from "../../src/lattice/index.ts";
 import { planCommit } from "../../src/policy/commit-plan.ts";
@@ -106,18 +106,6 @@ function sourceTexts(): { path: string; text: string }[] {
 	const plan = workloadPlan(64, { seed: 1 });
 	const paths = [...new Set(plan.flatMap((p) => p.calls.flatMap((c) => (c.name === "read" ? [c.args.path] : []))))];
 	return paths.map((path) => ({ path: String(path), text: readFileSync(join(WORKLOAD_ROOT, String(path)), "utf8") }));
-}
-
-/** mulberry32, as the workload uses. */
-function rng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
 }
 
 const USAGE = {

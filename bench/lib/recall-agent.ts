@@ -25,8 +25,7 @@ import {
 	type TranscriptContext,
 } from "@earendil-works/pi-ai";
 import { isSummaryRequest } from "../../harness/workload.ts";
-
-export const FOLD_TOOL = "pi_fold_context";
+import { FOLD_TOOL_NAME } from "../../src/vocabulary.ts";
 
 export interface PlantedValue {
 	stage: number;
@@ -258,7 +257,7 @@ export function recallAgent(opts: RecallOptions): RecallAgent {
 	const toolUse = (list: { args: ToolArgs; kind: "search" | "peek"; fold?: string; contents?: boolean }[]) => {
 		inFlight = new Map();
 		const blocks = list.map((c, k) => {
-			const call = fauxToolCall(FOLD_TOOL, c.args, { id: `recall${turn}c${k}` });
+			const call = fauxToolCall(FOLD_TOOL_NAME, c.args, { id: `recall${turn}c${k}` });
 			inFlight.set(call.id, c);
 			counts[c.kind]++;
 			return call;

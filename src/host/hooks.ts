@@ -109,11 +109,7 @@ function onRequests(pi: ExtensionAPI, guard: Guard, listener: BoundaryListener):
 	pi.on("context", (e, ctx) => {
 		// Read-only, except a /fold planned while idle, shown on the request it was asked before.
 		const bridged = guard.run("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true);
-		try {
-			listener.update(ctx);
-		} catch (err) {
-			guard.made?.problem("boundary", errorMessage(err));
-		}
+		listener.update(ctx);
 		return bridged ? { messages: bridged as typeof e.messages } : undefined;
 	});
 	pi.on("context_with_system", (e, ctx) => {
@@ -166,33 +162,30 @@ class BoundaryListener {
 		this.#afterTurnEnd = afterTurnEnd;
 	}
 
-	/** Listen at the next turn_end when the runtime wants it (or cannot tell: no runtime yet). */
+	/** Listen at the next turn_end when the runtime wants it (or cannot tell: no runtime yet). Never throws. */
 	update(ctx: ExtensionContext): void {
 		// Unknown (no runtime, or it failed to say): listen, as without quiet turns.
-		const wanted = this.#guard.run("boundary", (rt) => rt.turns.wanted(ctx.model)) ?? true;
-		if (wanted && !this.#off) this.#off = this.#pi.on("turn_end", (e, c) => this.#turnEnd(e, c));
-		else if (!wanted && this.#off) this.#stop();
+		this.listen(this.#guard.run("boundary", (rt) => rt.turns.wanted(ctx.model)) ?? true);
 	}
 
-	/** Listen from the start: the first boundary of a session decides. */
-	start(): void {
-		if (!this.#off) this.#off = this.#pi.on("turn_end", (e, c) => this.#turnEnd(e, c));
-	}
-
-	#stop(): void {
-		const off = this.#off;
-		this.#off = undefined;
-		off?.();
+	/** Register or drop the turn_end handler; an API Pi has made stale is reported, never thrown. */
+	listen(on: boolean): void {
+		try {
+			if (on && !this.#off) this.#off = this.#pi.on("turn_end", (e, c) => this.#turnEnd(e, c));
+			else if (!on && this.#off) {
+				const off = this.#off;
+				this.#off = undefined;
+				off();
+			}
+		} catch (err) {
+			this.#guard.made?.problem("boundary", errorMessage(err));
+		}
 	}
 
 	async #turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<TurnEndEventResult | undefined> {
 		const mine = await this.#guard.runAsync("turn_end", (rt) => rt.turnEnd(e, ctx));
 		runListeners(this.#guard, this.#afterTurnEnd, ctx);
-		try {
-			this.update(ctx);
-		} catch (err) {
-			this.#guard.made?.problem("boundary", errorMessage(err));
-		}
+		this.update(ctx);
 		// Handlers chain: keep what earlier extensions proposed.
 		return mine && mine.length > 0 ? { entries: [...e.entries, ...mine] } : undefined;
 	}
@@ -205,20 +198,13 @@ function onTurns(
 	listener: BoundaryListener,
 	afterTurnEnd: readonly TurnEndListener[],
 ): void {
-	const safely = (ctx: ExtensionContext) => {
-		try {
-			listener.update(ctx);
-		} catch (err) {
-			guard.made?.problem("boundary", errorMessage(err));
-		}
-	};
 	pi.on("message_end", (e, ctx) => {
 		guard.run("message_end", (rt) => rt.turns.messageEnded(e.message, ctx.model));
-		safely(ctx);
+		listener.update(ctx);
 	});
 	const quietEnd = (where: string) => (_e: unknown, ctx: ExtensionContext) => {
 		if (guard.run(where, (rt) => rt.turns.end(ctx))) runListeners(guard, afterTurnEnd, ctx);
-		safely(ctx);
+		listener.update(ctx);
 	};
 	pi.on("turn_start", quietEnd("turn_start"));
 	pi.on("agent_end", quietEnd("agent_end"));
@@ -259,7 +245,7 @@ export function registerRuntimeHooks(
 	const guard = new Guard(core, settings, (customType, data) => pi.appendEntry(customType, data));
 	const afterTurnEnd: TurnEndListener[] = [];
 	const listener = new BoundaryListener(pi, guard, afterTurnEnd);
-	listener.start();
+	listener.listen(true); // the first boundary of a session decides
 	onSessions(pi, guard);
 	onRequests(pi, guard, listener);
 	onTurns(pi, guard, listener, afterTurnEnd);

@@ -19,7 +19,7 @@ import type { RewriteRecorder } from "../meter/recorder.ts";
 import { FrontierPass } from "../policy/frontier-pass.ts";
 import { peekFollowUps, stagedBatch } from "../policy/staging.ts";
 import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "../session/evidence.ts";
-import { recordDraft } from "../session/journal.ts";
+import { type JournalOp, recordDraft } from "../session/journal.ts";
 import type { Open, SessionView } from "../session/open-session.ts";
 import { type LeafPrewriter, leavesOf } from "../session/prewrite.ts";
 import type { Staged } from "../session/staged.ts";
@@ -96,7 +96,7 @@ export class Boundary {
 			...repair.drafts,
 			...staged,
 			...this.#peekFollowUps(open, e.messageEntryId),
-			...(marks ? this.#markFrontier(open, e.messageEntryId) : []),
+			...(marks ? this.markFrontier(open, e.messageEntryId).map(recordDraft) : []),
 		];
 		return { drafts, projection, repair, edited: staged.length > 0 };
 	}
@@ -138,15 +138,11 @@ export class Boundary {
 		return done.ops.map(recordDraft);
 	}
 
-	/** A turn that ends quietly (no boundary): the frontier's new marks, as the record entries to append. */
-	quietMarks(open: Open, messageEntryId: string): { customType: string; data: unknown }[] {
-		return this.#markFrontier(open, messageEntryId).flatMap((d) =>
-			d.type === "custom" ? [{ customType: d.customType, data: d.data }] : [],
-		);
-	}
-
-	/** Frontier pass over what the model has seen: its marks, their leaves prewritten in the background. */
-	#markFrontier(open: Open, messageEntryId: string): SessionBoundaryDraft[] {
+	/**
+	 * Frontier pass over what the model has seen: its marks (the records to append: a boundary's
+	 * drafts, or entries of their own when a turn ends quietly), their leaves prewritten in the background.
+	 */
+	markFrontier(open: Open, messageEntryId: string): JournalOp[] {
 		const deps = this.#deps;
 		const requests = this.#frontier.propose(open, messageEntryId, deps.settings, deps.withdrawn());
 		if (requests.length === 0) return [];
@@ -159,7 +155,7 @@ export class Boundary {
 		deps.prewriter.start(open.store, leavesOf(lattice, open.context, marked.ids, open.records));
 		return marked.ids.map((id, i) => {
 			const { kind, from, to } = requests[i];
-			return recordDraft({ v: 1, op: "mark", id, kind: kind as FoldKind, from, to });
+			return { v: 1, op: "mark", id, kind: kind as FoldKind, from, to };
 		});
 	}
 

@@ -14,7 +14,7 @@ import type { Meter, Model } from "../meter/meter.ts";
 import { commitNeed, type Occupancy, occupancyOf } from "../meter/occupancy.ts";
 import type { Open, OpenSession, SessionView } from "../session/open-session.ts";
 import type { Staged } from "../session/staged.ts";
-import type { RuntimeSettings } from "../vocabulary.ts";
+import { RECORD_TYPE, type RuntimeSettings } from "../vocabulary.ts";
 import type { Boundary } from "./boundary.ts";
 import type { Compaction } from "./compaction.ts";
 import type { RequestWatch } from "./requests.ts";
@@ -146,7 +146,7 @@ export class QuietTurns {
 		const open = this.#deps.sync(ctx.sessionManager);
 		if (!open) return true;
 		const last = lastAssistantEntry(open);
-		if (last) for (const d of boundary.quietMarks(open, last)) append(d.customType, d.data);
+		if (last) for (const op of boundary.markFrontier(open, last)) append(RECORD_TYPE, op);
 		const budget = meter.budget(ctx.model);
 		const tokens = budget.ok ? this.#tokens(turn, ctx.model, budget.budget) : undefined;
 		if (budget.ok && tokens !== undefined) {
