@@ -42,15 +42,25 @@ export interface Thresholds {
 	consolidateAfter: number;
 	/** A pending mark must cover at least this many characters. */
 	minFoldChars: number;
+	/** The newest tool batches of the current chapter that stay raw whatever folding would save (at least 3). */
+	rawBatches: number;
 }
 
-export const THRESHOLD_KEYS = ["maxTarget", "minTarget", "consolidateAfter", "minFoldChars"] as const;
+export const THRESHOLD_KEYS = ["maxTarget", "minTarget", "consolidateAfter", "minFoldChars", "rawBatches"] as const;
 
 /** What one runtime runs with: the options, checked, with the thresholds in force (the settings file may replace them). */
 export interface RuntimeSettings {
 	thresholds: Thresholds;
+	/**
+	 * The person fixed the band (maxTarget/minTarget in the options, or other than the defaults in the
+	 * settings file): commits fire at maxTarget and fold to minTarget. Otherwise the cost model decides
+	 * when and how far to fold, within maxTarget, for any model whose card prices a cache read.
+	 */
+	bandFixed: boolean;
 	providerInputBudget?: number;
 	blacklistAutoFoldTools: ReadonlySet<string>;
+	/** Milliseconds now, for the prompt cache's lifetime (default Date.now; a simulation passes its own). */
+	clock?: () => number;
 }
 
 /** Peek's default slice (a few thousand tokens) and largest slice, in UTF-8 bytes of a fold's text view. */
