@@ -10,11 +10,12 @@ import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BUILD_CORE } from "../src/core.ts";
 
 /** The committed core, relative to the package root. */
 export const CORE_FILE = "wasm/pi-fold-core.wasm";
-/** The command that regenerates it. */
-export const REBUILD_COMMAND = "npm run build:wasm";
+/** The command that regenerates it (package.json's build:wasm runs this script). */
+export const REBUILD_COMMAND = BUILD_CORE;
 const TEXT_FILE = "wasm/pi-fold-core.wat";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ASC = fileURLToPath(new URL("../node_modules/assemblyscript/bin/asc.js", import.meta.url));
