@@ -40,8 +40,8 @@ class Guard {
 	runtime(): FoldRuntime | undefined {
 		if (this.#runtime || this.#failure) return this.#runtime;
 		const state = this.#core();
-		if (!state.ok) this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}`;
-		else this.#runtime = new FoldRuntime(state.core, this.#settings, this.#append);
+		if (state.ok) this.#runtime = new FoldRuntime(state.core, this.#settings, this.#append);
+		else this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}. To fix it, ${state.fix}`;
 		return this.#runtime;
 	}
 
@@ -102,6 +102,23 @@ function onSessions(pi: ExtensionAPI, guard: Guard): void {
 	// /model or a model cycle: the next commit, the fence and status use the new model's budget.
 	// Pi awaits it: a fold this plans is durable before the switch returns.
 	pi.on("model_select", (e, ctx) => guard.runAsync("model_select", (rt) => rt.modelSelected(e.model, ctx)));
+}
+
+/**
+ * Without its core pi-fold does nothing and Pi compacts as usual: the person is told once, when the
+ * first session with a UI starts, with the fix (status and /fold-status say it too).
+ */
+function onCoreMissing(pi: ExtensionAPI, guard: Guard): void {
+	let told = false;
+	pi.on("session_start", (_e, ctx) => {
+		if (told || !ctx.hasUI || guard.runtime() || !guard.failure) return;
+		told = true;
+		try {
+			ctx.ui.notify(`pi-fold is off: ${guard.failure}. Until then Pi compacts as it does without pi-fold.`, "error");
+		} catch {
+			// A UI that cannot notify: status and /fold-status say it.
+		}
+	});
 }
 
 /** Each request about to go out: recorded (a bridge may show on it), then fenced. */
@@ -247,6 +264,7 @@ export function registerRuntimeHooks(
 	const listener = new BoundaryListener(pi, guard, afterTurnEnd);
 	listener.listen(true); // the first boundary of a session decides
 	onSessions(pi, guard);
+	onCoreMissing(pi, guard);
 	onRequests(pi, guard, listener);
 	onTurns(pi, guard, listener, afterTurnEnd);
 	onBoundaries(pi, guard);

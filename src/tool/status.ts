@@ -13,7 +13,7 @@ export interface StatusDetails {
 	action: "status";
 	packageVersion: string;
 	piVersion: string | null;
-	core: CoreReport | { error: string; source: string };
+	core: CoreReport | { error: string; source: string; fix: string };
 	/** The folding runtime's state; absent when no runtime runs. */
 	runtime?: RuntimeStatus;
 	/** Marks with what they would free, pins, and the arithmetic; absent without an open session. */
@@ -175,13 +175,17 @@ export function statusAction(args: FoldToolArgs, env: ToolEnv, call?: ToolCall):
 	];
 	const state = env.core();
 	if (!state.ok) {
-		const text = [...head, `core: FAILED TO LOAD the pi-fold WebAssembly core from ${state.source}: ${state.reason}`];
+		const text = [
+			...head,
+			`core: FAILED TO LOAD the pi-fold WebAssembly core from ${state.source}: ${state.reason}`,
+			`fix: ${state.fix}; until then pi-fold is off and Pi compacts as it does without it`,
+		];
 		const details: StatusDetails = {
 			ok: false,
 			action: "status",
 			packageVersion,
 			piVersion,
-			core: { error: state.reason, source: state.source },
+			core: { error: state.reason, source: state.source, fix: state.fix },
 		};
 		return answer(text.join("\n"), details, true);
 	}
