@@ -62,6 +62,7 @@ describe("the TUI under a pty", () => {
 		);
 		expect(history).not.toContain("[pi-fold-receipt]");
 		expect(history).not.toContain("[pi-fold] commit:");
+		expect(history).not.toContain("<pi-fold-notice>");
 	});
 
 	it("explains the first declined auto-compaction in one line, once", () => {
