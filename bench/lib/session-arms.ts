@@ -54,6 +54,8 @@ export interface ArmConfig {
 	keepSessionAs?: string;
 	/** false: the recall agent does not use search (the index and peek only) */
 	recallSearch?: boolean;
+	/** Told as each request goes out: its phase, and how many of that phase's requests went out so far. */
+	onRequest?: (kind: RequestKind, count: number) => void;
 }
 
 /** What one request was, for the report: a workload stage, Pi's summary, or the recall phase. */
@@ -89,13 +91,43 @@ export interface ArmRun {
 	extensionErrors: string[];
 }
 
+/** Where a comparison is, as each request goes out: which run of which arm, and which stage of it. */
+export interface CompareProgress {
+	/** The run: an arm's name, "pi-fold without search", or a warm-up's "warm-up <arm>". */
+	run: string;
+	/** 1-based position of the run, of `runs` in all. */
+	index: number;
+	runs: number;
+	/** "work": a workload stage (`count` of `stages`); "summary": Pi's compaction; "recall": the recall questions. */
+	kind: RequestKind;
+	count: number;
+	stages: number;
+}
+
+/** `cfg` telling `onProgress` (when given) where run `at` is. */
+export function trackRun(
+	cfg: ArmConfig,
+	at: Pick<CompareProgress, "run" | "index" | "runs">,
+	onProgress?: (p: CompareProgress) => void,
+): ArmConfig {
+	if (!onProgress) return cfg;
+	return { ...cfg, onRequest: (kind, count) => onProgress({ ...at, kind, count, stages: cfg.stages }) };
+}
+
 /** Wrap the faux provider's stream functions so each request's final usage is recorded in order. */
-function meterProvider(h: TestSession, into: ArmRun["records"], kindOf: (c: TranscriptContext) => RequestKind) {
+function meterProvider(
+	h: TestSession,
+	into: ArmRun["records"],
+	kindOf: (c: TranscriptContext) => RequestKind,
+	onRequest?: ArmConfig["onRequest"],
+) {
 	const provider = h.faux.provider as unknown as Record<"stream" | "streamSimple", (...a: unknown[]) => unknown>;
+	const sent: Record<RequestKind, number> = { work: 0, summary: 0, recall: 0 };
 	for (const name of ["stream", "streamSimple"] as const) {
 		const original = provider[name];
 		provider[name] = (model: unknown, context: unknown, options: unknown) => {
 			const kind = kindOf(context as TranscriptContext);
+			onRequest?.(kind, ++sent[kind]);
 			const s = original(model, context, options) as { result(): Promise<AssistantMessage> };
 			// Pushed when the response completes; requests are sequential, so the order is the request order.
 			void s.result().then((m) => into.push({ ...usageFromProvider(m.usage), kind }));
@@ -135,7 +167,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 	try {
 		const records: ArmRun["records"] = [];
 		let phase: "work" | "recall" = "work";
-		meterProvider(h, records, (c) => (isSummaryRequest(c) ? "summary" : phase));
+		meterProvider(h, records, (c) => (isSummaryRequest(c) ? "summary" : phase), cfg.onRequest);
 		const work = workloadSteps(cfg.stages, {
 			seed: cfg.seed,
 			plant: plantOption(cfg.values),

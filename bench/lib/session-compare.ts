@@ -20,7 +20,7 @@ import type { IndexCoverage } from "../../src/report/index-coverage.ts";
 import { costOf, DEFAULT_PRICE_CARD, loadPriceCardFile, type PriceCard } from "../../src/report/price-card.ts";
 import { machineNotes } from "./harness.ts";
 import { type PlantedValue, plantValues, type ValueReport } from "./recall-agent.ts";
-import { type ArmConfig, type ArmName, type ArmRun, runArm } from "./session-arms.ts";
+import { type ArmConfig, type ArmName, type ArmRun, type CompareProgress, runArm, trackRun } from "./session-arms.ts";
 import { fixtureIndex, type RecallTarget, recallTargets } from "./session-recall.ts";
 import {
 	SCENARIO_NAMES,
@@ -551,7 +551,10 @@ function sharedSettingsOf(o: SessionOptions): Record<string, unknown> {
 }
 
 /** Run the warm-up (unless disabled) and the three arms, and analyse them. */
-export async function runSessionCompare(options: SessionOptions): Promise<SessionResult> {
+export async function runSessionCompare(
+	options: SessionOptions,
+	onProgress?: (p: CompareProgress) => void,
+): Promise<SessionResult> {
 	const o = options;
 	const sharedSettings = sharedSettingsOf(o);
 	const resolved = SettingsManager.inMemory(sharedSettings).getCompactionSettings();
@@ -570,20 +573,23 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 		...(o.cost ? { cost: o.cost } : {}),
 	};
 	if (o.keepSessions) mkdirSync(o.keepSessions, { recursive: true });
+	const total = (o.warmup ? ARMS.length : 0) + ARMS.length + 1 + POLICY_VARIANTS.length;
+	let started = 0;
+	const tracked = (run: string, c: ArmConfig) => trackRun(c, { run, index: ++started, runs: total }, onProgress);
 	if (o.warmup) {
 		const stages = Math.min(WARMUP_STAGES, o.stages);
 		const warm = { ...cfg, stages, values: plantValues(stages, Math.min(VALUES, stages), o.seed) };
-		for (const arm of ARMS) await runArm(arm, warm);
+		for (const arm of ARMS) await runArm(arm, tracked(`warm-up ${arm}`, warm));
 	}
 	const runs = {} as Record<ArmName, ArmRun>;
 	for (const arm of ARMS) {
 		const keep = o.keepSessions ? { keepSessionAs: join(o.keepSessions, `${o.scenario}-${arm}.jsonl`) } : {};
-		runs[arm] = await runArm(arm, { ...cfg, ...keep });
+		runs[arm] = await runArm(arm, tracked(arm, { ...cfg, ...keep }));
 	}
-	const noSearch = await runArm("pi-fold", { ...cfg, recallSearch: false });
+	const noSearch = await runArm("pi-fold", tracked("pi-fold without search", { ...cfg, recallSearch: false }));
 	const policies: PolicyVariant[] = [];
 	for (const v of POLICY_VARIANTS) {
-		const run = await runArm("pi-fold", { ...cfg, piFoldOptions: v.options });
+		const run = await runArm("pi-fold", tracked(`pi-fold, ${v.name}`, { ...cfg, piFoldOptions: v.options }));
 		const recoverable = run.values.filter((x) => x.outcome === "visible" || x.outcome === "recovered").length;
 		policies.push({
 			name: v.name,
