@@ -3,14 +3,16 @@
 // answer must come from the Wasm core of the INSTALLED copy, loaded inside Pi. The two forms Pi
 // accepts but never loads are checked too, so the README's warning stays true.
 import { hash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCoreFile } from "../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { STATUS_PROBE } from "../src/operations/core-report.ts";
+import type { ReplayResult } from "../src/replay/replay.ts";
 import { FIXTURE_MODEL, FIXTURE_PROVIDER } from "./fixtures/faux-status-ext.ts";
-import { childEnv, REPO_ROOT, type RunResult, run, runPi } from "./helpers/pi-cli.ts";
+import { childEnv, PI_CLI, REPO_ROOT, type RunResult, run, runPi } from "./helpers/pi-cli.ts";
+import { FOLD_BUDGET, FOLD_WINDOW, policy, type Recording, recordedFold } from "./helpers/replay-recordings.ts";
 
 interface PackageJson {
 	name: string;
@@ -288,6 +290,63 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 		);
 		expect(missing.stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED");
 	}, 120_000);
+});
+
+describe("the installed `pi-fold` command, in a clean folder with no host packages", () => {
+	// PATH without any `pi` (npm test puts the repo's node_modules/.bin, which has one, on it).
+	const pathWithoutPi = [dirname(process.execPath), ...(process.env.PATH ?? "").split(":")]
+		.filter((dir) => dir !== "" && !existsSync(join(dir, "pi")))
+		.join(":");
+	let project = "";
+	let bin = "";
+	let rec: Recording;
+	beforeAll(async () => {
+		const env = childEnv(piEnv());
+		project = tempDir("bin-project");
+		writeFileSync(join(project, "package.json"), `${JSON.stringify({ name: "replays", private: true })}\n`);
+		const npmInstall = await timed("npm install <tgz> (bin)", () =>
+			run("npm", ["install", "--omit=dev", tarball], { cwd: project, env }),
+		);
+		if (npmInstall.code !== 0) throw new Error(`npm install failed\n${show(npmInstall)}`);
+		bin = join(project, "node_modules/.bin/pi-fold");
+		rec = await recordedFold();
+	}, 120_000);
+
+	const replayArgs = () => [
+		"replay",
+		rec.file,
+		"--json",
+		"--window",
+		String(FOLD_WINDOW),
+		"--budget",
+		String(FOLD_BUDGET),
+	];
+
+	it("`pi-fold replay` runs on the Pi that `pi` on PATH leads to, says so, and replays as from a clone", async () => {
+		for (const host of HOST_PACKAGES) expect(existsSync(join(project, "node_modules", host)), host).toBe(false);
+		// A `pi` launcher as `npm install -g` makes one: a link to the bin of Pi's package.
+		const piBin = tempDir("pi-bin");
+		symlinkSync(PI_CLI, join(piBin, "pi"));
+		const env = { ...childEnv(piEnv()), PATH: `${pathWithoutPi}:${piBin}` };
+		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
+		expect(r.code, show(r)).toBe(0);
+		const piDir = realpathSync(join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent"));
+		expect(r.stderr).toContain(`pi-fold replay: using Pi ${PI_VERSION} from ${piDir} (the \`pi\` command on PATH)`);
+		const json = JSON.parse(r.stdout) as ReplayResult;
+		expect(json.requests).toBe(rec.billed.length);
+		expect(policy(json, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
+		expect(json.arms.map((a) => a.name)).toEqual(["pi-fold", "native", "none"]);
+	}, 120_000);
+
+	it("with no Pi anywhere, `pi-fold replay` says what to install, in one message, exit 1", async () => {
+		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
+		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
+		expect(r.code, show(r)).toBe(1);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toContain("npm install -g @earendil-works/pi-coding-agent");
+		expect(r.stderr).not.toContain("internal error");
+		expect(r.stderr).not.toMatch(/\n\s+at /);
+	}, 60_000);
 });
 
 describe("the two forms Pi accepts but never loads (the README warns about both)", () => {

@@ -23,7 +23,8 @@ Options:
   -V, --version                  print pi-fold's version
   -h, --help                     show this help
 
-Needs Node >= 22.19. Exit codes: 0 done, 1 the session (or price card) cannot be replayed,
+Runs on Pi's own code: the Pi installed beside pi-fold, else the one the \`pi\` command on PATH
+leads to (it says which). Needs Node >= 22.19. Exit codes: 0 done, 1 the session (or price card) cannot be replayed,
 2 bad usage, 3 an internal error.`;
 
 export interface ReplayArgs {

@@ -7,6 +7,7 @@ import type { PiFoldCore } from "../../bindings/index.ts";
 import { loadPriceCardFile, PriceCardError } from "../report/price-card.ts";
 import { errorMessage } from "../vocabulary.ts";
 import { parseArgs, type ReplayArgs, USAGE } from "./args.ts";
+import { findHostLibrary, hostVersionProblem, NO_HOST_LIBRARY, useHostLibrary } from "./host-library.ts";
 import { ownVersion } from "./launch-check.ts";
 import { chartSvg, jsonReport, textReport, writeFileAtomic } from "./output.ts";
 import { progressBar } from "./progress.ts";
@@ -35,6 +36,18 @@ class Refusal extends Error {
 	}
 }
 
+/** Find the Pi the replay runs on and load it from there (host-library.ts), or refuse saying what to install. */
+function useHost(quiet: boolean): void {
+	const host = findHostLibrary();
+	if (!host) throw new Refusal(NO_HOST_LIBRARY, 1);
+	const old = hostVersionProblem(host);
+	if (old) throw new Refusal(old, 1);
+	useHostLibrary(host);
+	if (host.via === "path" && !quiet) {
+		process.stderr.write(`pi-fold replay: using Pi ${host.version} from ${host.dir} (the \`pi\` command on PATH)\n`);
+	}
+}
+
 async function run(args: ReplayArgs): Promise<void> {
 	let priceCard: Awaited<ReturnType<typeof loadPriceCardFile>> | undefined;
 	if (args.priceCard !== undefined) {
@@ -52,6 +65,7 @@ async function run(args: ReplayArgs): Promise<void> {
 		const checked = readSessionFile(args.file);
 		const skipped = skippedWarning(checked);
 		if (skipped !== undefined) process.stderr.write(`pi-fold replay: ${skipped}\n`);
+		useHost(args.quiet);
 		const { replayChecked } = await import("./replay.ts");
 		result = await replayChecked(checked, await loadCore(), {
 			...(args.window === undefined ? {} : { window: args.window }),
