@@ -3,8 +3,8 @@
 // answer must come from the Wasm core of the INSTALLED copy, loaded inside Pi. The two forms Pi
 // accepts but never loads are checked too, so the README's warning stays true.
 import { hash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCoreFile } from "../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
@@ -337,6 +337,25 @@ describe("the installed `pi-fold` command, in a clean folder with no host packag
 		expect(policy(json, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
 		expect(json.arms.map((a) => a.name)).toEqual(["pi-fold", "native", "none"]);
 	}, 120_000);
+
+	it("with no Pi anywhere, `pi-fold peek` and `pi-fold unfold` read the folded session (they load none of Pi)", async () => {
+		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
+		const dir = tempDir("bin-session");
+		cpSync(dirname(rec.file), dir, { recursive: true });
+		const file = join(dir, basename(rec.file));
+		const record = readFileSync(file, "utf8")
+			.split("\n")
+			.find((l) => l.includes('"op":"commit"'));
+		const id = (JSON.parse(record ?? "{}") as { data?: { folds?: { id: string }[] } }).data?.folds?.[0]?.id;
+		expect(id).toMatch(/^f[0-9a-f]{10}$/);
+		const peek = await run(bin, ["peek", file, id as string], { cwd: project, env });
+		expect(peek.code, show(peek)).toBe(0);
+		expect(peek.stdout).toContain(`fold ${id} (`);
+		expect(peek.stdout).toContain("verified by SHA-256");
+		const unfold = await run(bin, ["unfold", file], { cwd: project, env });
+		expect(unfold.code, show(unfold)).toBe(0);
+		expect(unfold.stdout).toContain("The session now reads the same without pi-fold.");
+	}, 60_000);
 
 	it("with no Pi anywhere, `pi-fold replay` says what to install, in one message, exit 1", async () => {
 		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
