@@ -84,9 +84,19 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		expect(before).toContain(FOLD_TOOL_NAME);
 		expect(briefs.some((b) => before.includes(JSON.stringify(b).slice(1, -1)))).toBe(true);
 
+		const lines = entriesOf(file).length;
 		const r = await cli(["unfold", file]);
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/unfolded: \d+ entries of \d+ folds back to their originals .*verified by SHA-256/);
+		// After the edits, pi-fold's own expand records, outermost first, so that a pi-fold installed
+		// again reads the session as unfolded; every one names a fold the session recorded.
+		const appended = entriesOf(file).slice(lines);
+		const expands = appended.filter((e) => e.type === "custom").map((e) => e.data as { op: string; id: string });
+		expect(expands.length).toBeGreaterThan(0);
+		expect(new Set(expands.map((d) => d.op))).toEqual(new Set(["expand"]));
+		const foldIds = new Set(recordedFolds(file).map((f) => f.id));
+		for (const d of expands) expect(foldIds.has(d.id), d.id).toBe(true);
+		expect(appended.slice(0, appended.length - expands.length).every((e) => e.type === "context_edit")).toBe(true);
 		const after = await modelView(file);
 		// Pi's own system entries record the tool set as it changes (and tell the model the tool was
 		// removed); they are Pi's, not editable, and not pi-fold's to take back.

@@ -16,7 +16,7 @@ import { progressBar } from "./progress.ts";
 import type { ReplayResult } from "./replay.ts";
 import { FoldReadError, readSessionFolds } from "./session-folds.ts";
 import { ReplayInputError, readSessionFile, skippedWarning } from "./session-lines.ts";
-import { appendToSession, planUnfold, unfoldEntries, unfoldSummary } from "./unfold-command.ts";
+import { appendToSession, hasWork, planUnfold, unfoldEntries, unfoldSummary } from "./unfold-command.ts";
 
 /**
  * The package's own Node entry, by its public name: Node resolves a package's name from inside the
@@ -109,7 +109,7 @@ async function leave(parsed: { kind: "peek"; args: PeekArgs } | { kind: "unfold"
 			return;
 		}
 		const plan = planUnfold(session);
-		const write = plan.edits.length > 0 && !parsed.args.dryRun;
+		const write = hasWork(plan) && !parsed.args.dryRun;
 		if (write && before) appendToSession(file, unfoldEntries(session, plan), before);
 		process.stdout.write(`${unfoldSummary(session, plan, write)}\n`);
 	} catch (err) {

@@ -19,6 +19,8 @@ import {
 	writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import type { FoldId } from "../fold-types.ts";
+import { type JournalOp, parseJournalOp } from "../session/journal.ts";
 import { syncDir } from "../store/atomic.ts";
 import { RECORD_TYPE } from "../vocabulary.ts";
 import { contentOf, FoldReadError, type LooseEntry, type SessionFolds, verifiedFold } from "./session-folds.ts";
@@ -33,6 +35,11 @@ export interface UnfoldEdit {
 
 export interface UnfoldPlan {
 	edits: UnfoldEdit[];
+	/**
+	 * pi-fold's own expand records for every fold still folded, outermost first, so a pi-fold
+	 * installed again reads the session as unfolded (not as a window that drifted from its folds).
+	 */
+	expands: FoldId[];
 	/** The folds on the branch whose originals were verified. */
 	folds: number;
 	/** Entries whose original content comes back. */
@@ -58,7 +65,7 @@ export function planUnfold(s: SessionFolds): UnfoldPlan {
 			originals.set(leaf.entryId, { text: decoder.decode(leaf.bytes), fold: leaf.fold });
 		}
 	}
-	const plan: UnfoldPlan = { edits: [], folds: s.onBranch.length, restored: 0, notices: 0 };
+	const plan: UnfoldPlan = { edits: [], expands: stillFolded(s), folds: s.onBranch.length, restored: 0, notices: 0 };
 	for (const entry of s.branch) {
 		const id = entry.id as string;
 		if (entry.type === "custom_message" && String(entry.customType).startsWith(NOTICE_PREFIX)) {
@@ -85,6 +92,37 @@ export function planUnfold(s: SessionFolds): UnfoldPlan {
 	return plan;
 }
 
+/** The folds of the branch's records still folded, parents before their children (expand is outside-in). */
+function stillFolded(s: SessionFolds): FoldId[] {
+	const state = new Map<FoldId, "committed" | "expanded">();
+	for (const e of s.branch) {
+		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+		const parsed = parseJournalOp(e.data);
+		if (!parsed.ok) continue;
+		const op = parsed.op;
+		if (op.op === "commit") for (const f of op.folds) state.set(f.id, "committed");
+		else if (op.op === "consolidate") state.set(op.fold.id, "committed");
+		else if ((op.op === "expand" || op.op === "refold") && state.has(op.id))
+			state.set(op.id, op.op === "expand" ? "expanded" : "committed");
+	}
+	const children = new Map<FoldId, FoldId[]>();
+	const nested = new Set<FoldId>();
+	for (const id of state.keys()) {
+		const hash = s.records.get(id);
+		const kids =
+			hash === undefined ? [] : s.store.readRecord(hash).children.flatMap((c) => (c.type === "fold" ? [c.id] : []));
+		children.set(id, kids);
+		for (const k of kids) nested.add(k);
+	}
+	const out: FoldId[] = [];
+	const visit = (id: FoldId) => {
+		if (state.get(id) === "committed") out.push(id);
+		for (const k of children.get(id) ?? []) if (state.has(k)) visit(k);
+	};
+	for (const id of state.keys()) if (!nested.has(id)) visit(id);
+	return out;
+}
+
 /** The plan as session entries: a chain of context edits from the branch's last entry. */
 export function unfoldEntries(s: SessionFolds, plan: UnfoldPlan, now = new Date()): LooseEntry[] {
 	const taken = new Set(s.byId.keys());
@@ -98,18 +136,26 @@ export function unfoldEntries(s: SessionFolds, plan: UnfoldPlan, now = new Date(
 		}
 	};
 	let parentId = (s.branch[s.branch.length - 1]?.id as string | undefined) ?? null;
-	return plan.edits.map((edit) => {
-		const entry: LooseEntry = {
-			type: "context_edit",
-			id: newId(),
-			parentId,
-			timestamp: now.toISOString(),
-			targetId: edit.targetId,
-			replacement: edit.replacement,
-		};
-		parentId = entry.id as string;
-		return entry;
-	});
+	const link = () => {
+		const at = { id: newId(), parentId, timestamp: now.toISOString() };
+		parentId = at.id;
+		return at;
+	};
+	// Fields in the order Pi writes them.
+	return [
+		...plan.edits.map(
+			(edit): LooseEntry => ({
+				type: "context_edit",
+				...link(),
+				targetId: edit.targetId,
+				replacement: edit.replacement,
+			}),
+		),
+		...plan.expands.map((id): LooseEntry => {
+			const data: JournalOp = { v: 1, op: "expand", id };
+			return { type: "custom", customType: RECORD_TYPE, data, ...link() };
+		}),
+	];
 }
 
 /**
@@ -156,15 +202,20 @@ export function appendToSession(
 	syncDir(dirname(file));
 }
 
+/** Whether the plan appends anything. */
+export function hasWork(plan: UnfoldPlan): boolean {
+	return plan.edits.length + plan.expands.length > 0;
+}
+
 /** The one-paragraph answer of a run. */
 export function unfoldSummary(s: SessionFolds, plan: UnfoldPlan, written: boolean): string {
-	if (plan.edits.length === 0) {
+	if (!hasWork(plan)) {
 		return `${s.file}: nothing to unfold: ${plan.folds === 0 ? "pi-fold folded nothing on its active branch" : `the ${plan.folds} folds on its active branch already read as their originals`}`;
 	}
 	const what =
 		`${plan.restored} entries of ${plan.folds} folds back to their originals (from ${s.store.root}, verified by SHA-256)` +
 		(plan.notices > 0 ? `, ${plan.notices} pi-fold notices out of the model's view` : "");
 	return written
-		? `${s.file}: unfolded: ${what}; ${plan.edits.length} context edits appended. The session now reads the same without pi-fold.`
-		: `${s.file}: would unfold ${what} (${plan.edits.length} context edits); nothing written (--dry-run)`;
+		? `${s.file}: unfolded: ${what}; ${plan.edits.length} context edits appended, and pi-fold's records of ${plan.expands.length} expands. The session now reads the same without pi-fold.`
+		: `${s.file}: would unfold ${what} (${plan.edits.length} context edits, ${plan.expands.length} expand records); nothing written (--dry-run)`;
 }
