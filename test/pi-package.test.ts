@@ -3,7 +3,17 @@
 // answer must come from the Wasm core of the INSTALLED copy, loaded inside Pi. The two forms Pi
 // accepts but never loads are checked too, so the README's warning stays true.
 import { hash } from "node:crypto";
-import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+	cpSync,
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCoreFile } from "../bindings/node.ts";
@@ -112,8 +122,13 @@ afterAll(() => {
 });
 
 /** `pi -p` with the scripted model that calls pi_fold_context status; more `-e` extensions before it. */
-function askStatus(env: NodeJS.ProcessEnv, cwd: string, extensions: string[] = []): Promise<RunResult> {
-	const args = ["-p", "report pi-fold status", ...extensions.flatMap((e) => ["-e", e]), "-e", FIXTURE];
+function askStatus(
+	env: NodeJS.ProcessEnv,
+	cwd: string,
+	extensions: string[] = [],
+	flags: string[] = [],
+): Promise<RunResult> {
+	const args = ["-p", "report pi-fold status", ...flags, ...extensions.flatMap((e) => ["-e", e]), "-e", FIXTURE];
 	args.push("--provider", FIXTURE_PROVIDER, "--model", FIXTURE_MODEL, "--no-session");
 	return runPi(args, { cwd, env });
 }
@@ -247,9 +262,10 @@ describe("`pi install /path/to/pi-fold` (a local folder, loaded where it is)", (
 });
 
 describe("`registerPiFold` from `pi-fold/extension`, in a project that installed the tarball", () => {
+	let project = "";
 	it("plain `npm install <tgz>` pulls no Pi host packages; a Pi extension there imports registerPiFold and sets options", async () => {
 		const env = childEnv(piEnv());
-		const project = tempDir("project");
+		project = tempDir("project");
 		writeFileSync(
 			join(project, "package.json"),
 			`${JSON.stringify({ name: "uses-pi-fold", private: true, type: "module" })}\n`,
@@ -290,6 +306,64 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 		);
 		expect(missing.stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED");
 	}, 120_000);
+
+	it("as a project extension (.pi/extensions/), print mode loads it only in a trusted project (Pi's project trust)", async () => {
+		expect(project, "the test above made the project").not.toBe("");
+		const env = childEnv(piEnv());
+		mkdirSync(join(project, ".pi/extensions"), { recursive: true });
+		cpSync(join(project, "my-extension.ts"), join(project, ".pi/extensions/fold.ts"));
+		rmSync(join(project, "registered.json"));
+		// Untrusted (no saved decision, Pi's default "ask"): print mode cannot ask, so Pi skips the
+		// project's extensions without a word, and the model finds no tool.
+		const skipped = await askStatus(env, project);
+		expect(skipped.stdout, show(skipped)).toContain("Tool pi_fold_context not found");
+		expect(existsSync(join(project, "registered.json"))).toBe(false);
+		// --approve trusts the project for this run (as /trust does for good): the extension loads.
+		const approved = await askStatus(env, project, [], ["--approve"]);
+		expectAnsweredFrom(approved, join(project, "node_modules", PKG.name), env);
+		expect(readJson(join(project, "registered.json"))).toMatchObject({ budget: 12_345 });
+		rmSync(join(project, ".pi"), { recursive: true });
+	}, 60_000);
+
+	it("its types are built declarations: the extension typechecks without allowImportingTsExtensions, on ES2022", async () => {
+		expect(project, "the test above made the project").not.toBe("");
+		// The project's own devDependencies for writing a Pi extension: Pi's types and Node's.
+		for (const dep of ["@earendil-works", "@types", "typebox"]) {
+			symlinkSync(join(REPO_ROOT, "node_modules", dep), join(project, "node_modules", dep));
+		}
+		const compilerOptions = {
+			target: "ES2022",
+			lib: ["ES2022"],
+			module: "NodeNext",
+			moduleResolution: "NodeNext",
+			strict: true,
+			noEmit: true,
+			skipLibCheck: true,
+			types: ["node"],
+		};
+		writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["my-extension.ts"] }));
+		const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+		const r = await run(process.execPath, [tsc, "-p", project], { cwd: project, env: childEnv(piEnv()) });
+		expect(r.code, show(r)).toBe(0);
+		// Real types, not `any`: a wrong option is an error in the consumer's own file.
+		writeFileSync(
+			join(project, "wrong.ts"),
+			[
+				'import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";',
+				'import { registerPiFold } from "pi-fold/extension";',
+				'export const wrong = (pi: ExtensionAPI) => registerPiFold(pi, { providerInputBudget: "large" });',
+				"",
+			].join("\n"),
+		);
+		writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["wrong.ts"] }));
+		const wrong = await run(process.execPath, [tsc, "-p", project], { cwd: project, env: childEnv(piEnv()) });
+		expect(wrong.code, show(wrong)).not.toBe(0);
+		expect(wrong.stdout).toMatch(/wrong\.ts\(3,\d+\): error TS2322/);
+		const pkg = readJson<PackageJson>(join(project, "node_modules", PKG.name, "package.json"));
+		const types = (pkg.exports?.["./extension"] as Record<string, string>).types;
+		expect(types).toMatch(/\.d\.ts$/);
+		expect(existsSync(join(project, "node_modules", PKG.name, types))).toBe(true);
+	}, 60_000);
 });
 
 describe("the installed `pi-fold` command, in a clean folder with no host packages", () => {
