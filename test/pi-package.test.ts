@@ -360,7 +360,7 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 		expect(wrong.code, show(wrong)).not.toBe(0);
 		expect(wrong.stdout).toMatch(/wrong\.ts\(3,\d+\): error TS2322/);
 		const pkg = readJson<PackageJson>(join(project, "node_modules", PKG.name, "package.json"));
-		const types = (pkg.exports?.["./extension"] as Record<string, string>).types;
+		const types = (pkg.exports?.["./extension"] as Record<string, string> | undefined)?.types ?? "";
 		expect(types).toMatch(/\.d\.ts$/);
 		expect(existsSync(join(project, "node_modules", PKG.name, types))).toBe(true);
 	}, 60_000);
