@@ -2,12 +2,24 @@
 // its own temp Pi home, then `pi -p` with a scripted offline model that calls pi_fold_context. The
 // answer must come from the Wasm core of the INSTALLED copy, loaded inside Pi. The two forms Pi
 // accepts but never loads are checked too, so the README's warning stays true.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+	cpSync,
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
-import { childEnv, REPO_ROOT, run, runPi } from "./helpers/pi-cli.ts";
-import { askStatus, expectAnsweredFrom, show } from "./helpers/pi-status.ts";
+import type { ReplayResult } from "../src/replay/replay.ts";
+import { childEnv, PI_CLI, REPO_ROOT, run, runPi } from "./helpers/pi-cli.ts";
+import { askStatus, expectAnsweredFrom, PI_VERSION, show } from "./helpers/pi-status.ts";
+import { FOLD_BUDGET, FOLD_WINDOW, policy, type Recording, recordedFold } from "./helpers/replay-recordings.ts";
 
 interface PackageJson {
 	name: string;
@@ -211,9 +223,10 @@ describe("`pi install /path/to/pi-fold` (a local folder, loaded where it is)", (
 });
 
 describe("`registerPiFold` from `pi-fold/extension`, in a project that installed the tarball", () => {
+	let project = "";
 	it("plain `npm install <tgz>` pulls no Pi host packages; a Pi extension there imports registerPiFold and sets options", async () => {
 		const env = childEnv(piEnv());
-		const project = tempDir("project");
+		project = tempDir("project");
 		writeFileSync(
 			join(project, "package.json"),
 			`${JSON.stringify({ name: "uses-pi-fold", private: true, type: "module" })}\n`,
@@ -254,6 +267,140 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 		);
 		expect(missing.stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED");
 	}, 120_000);
+
+	it("as a project extension (.pi/extensions/), print mode loads it only in a trusted project (Pi's project trust)", async () => {
+		expect(project, "the test above made the project").not.toBe("");
+		const env = childEnv(piEnv());
+		mkdirSync(join(project, ".pi/extensions"), { recursive: true });
+		cpSync(join(project, "my-extension.ts"), join(project, ".pi/extensions/fold.ts"));
+		rmSync(join(project, "registered.json"));
+		// Untrusted (no saved decision, Pi's default "ask"): print mode cannot ask, so Pi skips the
+		// project's extensions without a word, and the model finds no tool.
+		const skipped = await askStatus(env, project);
+		expect(skipped.stdout, show(skipped)).toContain("Tool pi_fold_context not found");
+		expect(existsSync(join(project, "registered.json"))).toBe(false);
+		// --approve trusts the project for this run (as /trust does for good): the extension loads.
+		const approved = await askStatus(env, project, [], ["--approve"]);
+		expectAnsweredFrom(approved, join(project, "node_modules", PKG.name), env);
+		expect(readJson(join(project, "registered.json"))).toMatchObject({ budget: 12_345 });
+		rmSync(join(project, ".pi"), { recursive: true });
+	}, 60_000);
+
+	it("its types are built declarations: the extension typechecks without allowImportingTsExtensions, on ES2022", async () => {
+		expect(project, "the test above made the project").not.toBe("");
+		// The project's own devDependencies for writing a Pi extension: Pi's types and Node's.
+		for (const dep of ["@earendil-works", "@types", "typebox"]) {
+			symlinkSync(join(REPO_ROOT, "node_modules", dep), join(project, "node_modules", dep));
+		}
+		const compilerOptions = {
+			target: "ES2022",
+			lib: ["ES2022"],
+			module: "NodeNext",
+			moduleResolution: "NodeNext",
+			strict: true,
+			noEmit: true,
+			skipLibCheck: true,
+			types: ["node"],
+		};
+		writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["my-extension.ts"] }));
+		const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+		const r = await run(process.execPath, [tsc, "-p", project], { cwd: project, env: childEnv(piEnv()) });
+		expect(r.code, show(r)).toBe(0);
+		// Real types, not `any`: a wrong option is an error in the consumer's own file.
+		writeFileSync(
+			join(project, "wrong.ts"),
+			[
+				'import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";',
+				'import { registerPiFold } from "pi-fold/extension";',
+				'export const wrong = (pi: ExtensionAPI) => registerPiFold(pi, { providerInputBudget: "large" });',
+				"",
+			].join("\n"),
+		);
+		writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["wrong.ts"] }));
+		const wrong = await run(process.execPath, [tsc, "-p", project], { cwd: project, env: childEnv(piEnv()) });
+		expect(wrong.code, show(wrong)).not.toBe(0);
+		expect(wrong.stdout).toMatch(/wrong\.ts\(3,\d+\): error TS2322/);
+		const pkg = readJson<PackageJson>(join(project, "node_modules", PKG.name, "package.json"));
+		const types = (pkg.exports?.["./extension"] as Record<string, string> | undefined)?.types ?? "";
+		expect(types).toMatch(/\.d\.ts$/);
+		expect(existsSync(join(project, "node_modules", PKG.name, types))).toBe(true);
+	}, 60_000);
+});
+
+describe("the installed `pi-fold` command, in a clean folder with no host packages", () => {
+	// PATH without any `pi` (npm test puts the repo's node_modules/.bin, which has one, on it).
+	const pathWithoutPi = [dirname(process.execPath), ...(process.env.PATH ?? "").split(":")]
+		.filter((dir) => dir !== "" && !existsSync(join(dir, "pi")))
+		.join(":");
+	let project = "";
+	let bin = "";
+	let rec: Recording;
+	beforeAll(async () => {
+		const env = childEnv(piEnv());
+		project = tempDir("bin-project");
+		writeFileSync(join(project, "package.json"), `${JSON.stringify({ name: "replays", private: true })}\n`);
+		const npmInstall = await timed("npm install <tgz> (bin)", () =>
+			run("npm", ["install", "--omit=dev", tarball], { cwd: project, env }),
+		);
+		if (npmInstall.code !== 0) throw new Error(`npm install failed\n${show(npmInstall)}`);
+		bin = join(project, "node_modules/.bin/pi-fold");
+		rec = await recordedFold();
+	}, 120_000);
+
+	const replayArgs = () => [
+		"replay",
+		rec.file,
+		"--json",
+		"--window",
+		String(FOLD_WINDOW),
+		"--budget",
+		String(FOLD_BUDGET),
+	];
+
+	it("`pi-fold replay` runs on the Pi that `pi` on PATH leads to, says so, and replays as from a clone", async () => {
+		for (const host of HOST_PACKAGES) expect(existsSync(join(project, "node_modules", host)), host).toBe(false);
+		// A `pi` launcher as `npm install -g` makes one: a link to the bin of Pi's package.
+		const piBin = tempDir("pi-bin");
+		symlinkSync(PI_CLI, join(piBin, "pi"));
+		const env = { ...childEnv(piEnv()), PATH: `${pathWithoutPi}:${piBin}` };
+		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
+		expect(r.code, show(r)).toBe(0);
+		const piDir = realpathSync(join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent"));
+		expect(r.stderr).toContain(`pi-fold replay: using Pi ${PI_VERSION} from ${piDir} (the \`pi\` command on PATH)`);
+		const json = JSON.parse(r.stdout) as ReplayResult;
+		expect(json.requests).toBe(rec.billed.length);
+		expect(policy(json, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
+		expect(json.arms.map((a) => a.name)).toEqual(["pi-fold", "native", "none"]);
+	}, 120_000);
+
+	it("with no Pi anywhere, `pi-fold peek` and `pi-fold unfold` read the folded session (they load none of Pi)", async () => {
+		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
+		const dir = tempDir("bin-session");
+		cpSync(dirname(rec.file), dir, { recursive: true });
+		const file = join(dir, basename(rec.file));
+		const record = readFileSync(file, "utf8")
+			.split("\n")
+			.find((l) => l.includes('"op":"commit"'));
+		const id = (JSON.parse(record ?? "{}") as { data?: { folds?: { id: string }[] } }).data?.folds?.[0]?.id;
+		expect(id).toMatch(/^f[0-9a-f]{10}$/);
+		const peek = await run(bin, ["peek", file, id as string], { cwd: project, env });
+		expect(peek.code, show(peek)).toBe(0);
+		expect(peek.stdout).toContain(`fold ${id} (`);
+		expect(peek.stdout).toContain("verified by SHA-256");
+		const unfold = await run(bin, ["unfold", file], { cwd: project, env });
+		expect(unfold.code, show(unfold)).toBe(0);
+		expect(unfold.stdout).toContain("The session now reads the same without pi-fold.");
+	}, 60_000);
+
+	it("with no Pi anywhere, `pi-fold replay` says what to install, in one message, exit 1", async () => {
+		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
+		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
+		expect(r.code, show(r)).toBe(1);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toContain("npm install -g @earendil-works/pi-coding-agent");
+		expect(r.stderr).not.toContain("internal error");
+		expect(r.stderr).not.toMatch(/\n\s+at /);
+	}, 60_000);
 });
 
 describe("the two forms Pi accepts but never loads (the README warns about both)", () => {

@@ -4,7 +4,9 @@
 import { performance } from "node:perf_hooks";
 import type { ExtensionAPI, ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { CoreState } from "../core.ts";
+import { pastWindowWarning } from "../meter/budget.ts";
 import { FENCE_STATUS_KEY, fenceMessage } from "../meter/fence.ts";
+import { modelKey } from "../meter/occupancy.ts";
 import { FoldActions } from "../operations/actions.ts";
 import type { FoldHandle } from "../operations/view.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
@@ -90,10 +92,25 @@ class Guard {
 
 /** A session opened, navigated or compacted by Pi: everything is rebuilt from the session. */
 function onSessions(pi: ExtensionAPI, guard: Guard): void {
+	const recorded = new Set<string>();
+	const shown = new Set<string>();
+	/**
+	 * A providerInputBudget past the model's window: one line in status, and one notice as soon as a
+	 * person can see it (Pi may start a session before its UI is bound, then start it again).
+	 */
+	const checkBudget = (rt: FoldRuntime, ctx: ExtensionContext, model = ctx.model) => {
+		const warning = pastWindowWarning(rt.budget(model), modelKey(model));
+		if (!warning) return;
+		if (!recorded.has(warning)) rt.problem("budget", warning);
+		recorded.add(warning);
+		if (!ctx.hasUI || shown.has(warning)) return;
+		shown.add(warning);
+		ctx.ui.notify(`pi-fold: ${warning}`, "warning");
+	};
 	const reopen = (where: string) => (_e: unknown, ctx: ExtensionContext) =>
 		void guard.run(where, (rt) => {
 			rt.open(ctx.sessionManager);
-			rt.budget(ctx.model);
+			checkBudget(rt, ctx);
 		});
 	pi.on("session_start", reopen("session_start"));
 	pi.on("session_tree", reopen("session_tree"));
@@ -101,7 +118,12 @@ function onSessions(pi: ExtensionAPI, guard: Guard): void {
 	pi.on("session_compact", reopen("session_compact"));
 	// /model or a model cycle: the next commit, the fence and status use the new model's budget.
 	// Pi awaits it: a fold this plans is durable before the switch returns.
-	pi.on("model_select", (e, ctx) => guard.runAsync("model_select", (rt) => rt.modelSelected(e.model, ctx)));
+	pi.on("model_select", (e, ctx) =>
+		guard.runAsync("model_select", async (rt) => {
+			await rt.modelSelected(e.model, ctx);
+			checkBudget(rt, ctx, e.model);
+		}),
+	);
 }
 
 /**

@@ -20,8 +20,13 @@ const FIXTURE = join(REPO_ROOT, "test/fixtures/faux-status-ext.ts");
 export const show = (r: RunResult) => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 
 /** `pi -p` with the scripted model that calls pi_fold_context status; more `-e` extensions before it. */
-export function askStatus(env: NodeJS.ProcessEnv, cwd: string, extensions: string[] = []): Promise<RunResult> {
-	const args = ["-p", "report pi-fold status", ...extensions.flatMap((e) => ["-e", e]), "-e", FIXTURE];
+export function askStatus(
+	env: NodeJS.ProcessEnv,
+	cwd: string,
+	extensions: string[] = [],
+	flags: string[] = [],
+): Promise<RunResult> {
+	const args = ["-p", "report pi-fold status", ...flags, ...extensions.flatMap((e) => ["-e", e]), "-e", FIXTURE];
 	args.push("--provider", FIXTURE_PROVIDER, "--model", FIXTURE_MODEL, "--no-session");
 	return runPi(args, { cwd, env });
 }
