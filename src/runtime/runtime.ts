@@ -291,9 +291,9 @@ export class FoldRuntime implements RuntimePort {
 		return this.#requests.observe(messages, ctx);
 	}
 
-	/** Pi's `model_select`: the new model's budget from now on; past its commit threshold while idle, a fold before the next request. */
-	modelSelected(model: Model, ctx: ExtensionContext): Promise<void> {
-		return this.#early.modelSelected(model, ctx);
+	/** A fold before the next request: a model switch (model_select), a prompt's first request (agent_start, context). */
+	get early(): Pick<EarlyFold, "modelSelected" | "promptStarted" | "beforeRequest"> {
+		return this.#early;
 	}
 
 	/** message_end, whether the next turn_end needs the boundary, and a turn that ends without one. */
