@@ -91,6 +91,9 @@ export class EarlyFold {
 		const early = await this.prepare(ctx, need);
 		if (early.ok) return;
 		staged.takeFold();
+		// Nothing to fold and below the budget: the request goes out as it is, nothing went wrong.
+		const pending = this.#deps.sync(ctx.sessionManager)?.lattice.pending().length ?? 0;
+		if (occupancy.share <= 1 && pending === 0) return;
 		this.#deps.problem(
 			"context",
 			`a prompt's first request at ${Math.round(occupancy.share * 100)}% of the budget could not be folded before it was sent: ${early.reason}`,
