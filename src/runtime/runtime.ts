@@ -29,7 +29,7 @@ import { type Open, OpenSession, type SessionView } from "../session/open-sessio
 import { LeafPrewriter } from "../session/prewrite.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
 import type { FoldStore } from "../store/index.ts";
-import type { FoldId, Outcome, RuntimeSettings } from "../vocabulary.ts";
+import type { FoldId, Outcome, ProblemState, RuntimeSettings } from "../vocabulary.ts";
 import { Boundary } from "./boundary.ts";
 import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
 import { Compaction } from "./compaction.ts";
@@ -48,7 +48,7 @@ export class FoldRuntime implements RuntimePort {
 	readonly #session: OpenSession;
 	readonly #staged = new Staged();
 	/** Leaf objects of staged marks, written in the background so a commit writes only records. */
-	readonly #prewriter = new LeafPrewriter((where, reason) => this.problem(where, reason));
+	readonly #prewriter = new LeafPrewriter((where, reason, state) => this.problem(where, reason, state));
 	readonly #compaction: Compaction;
 	/** A /fold planned while idle (shown until turn_end commits it); a window repair (shown, then appended). */
 	readonly #bridge = new FoldBridge();
@@ -68,7 +68,7 @@ export class FoldRuntime implements RuntimePort {
 		this.#settings = settings;
 		this.#meter = new Meter(core, settings);
 		this.#recorder = new RewriteRecorder(core);
-		const problem = (where: string, reason: string) => this.problem(where, reason);
+		const problem = (where: string, reason: string, state?: ProblemState) => this.problem(where, reason, state);
 		this.#session = new OpenSession(core, problem);
 		// What the collaborators share; each takes its part.
 		const parts = {
@@ -81,6 +81,7 @@ export class FoldRuntime implements RuntimePort {
 			repair: this.#repair,
 			prewriter: this.#prewriter,
 			problem,
+			settle: (until: string) => this.#problems.settle(until),
 			sync: (sm: SessionView) => this.sync(sm),
 			commitDeps: () => this.#commitDeps(),
 			remeasured: (occupancy: Occupancy) => {
@@ -212,6 +213,7 @@ export class FoldRuntime implements RuntimePort {
 			fence: this.#requests.fence,
 			evidence: this.#boundary.evidence,
 			problems: this.#problems.list(),
+			problemsOpen: this.#problems.open,
 			timing: this.#timing.status(),
 		};
 	}
@@ -225,8 +227,8 @@ export class FoldRuntime implements RuntimePort {
 		return this.#meter.ratio(model);
 	}
 
-	problem(where: string, reason: string): void {
-		this.#problems.add(where, reason);
+	problem(where: string, reason: string, state?: ProblemState): void {
+		this.#problems.add(where, reason, state);
 	}
 
 	/** Add handler time; `request` closes the sample (the context event of the request it preceded). */
