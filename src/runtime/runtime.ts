@@ -68,7 +68,7 @@ export class FoldRuntime implements RuntimePort {
 		this.#settings = settings;
 		this.#meter = new Meter(core, settings);
 		this.#recorder = new RewriteRecorder(core);
-		const problem = (where: string, reason: string, state?: ProblemState) => this.problem(where, reason, state);
+		const problem = this.problem;
 		this.#session = new OpenSession(core, problem);
 		// What the collaborators share; each takes its part.
 		const parts = {
@@ -227,9 +227,8 @@ export class FoldRuntime implements RuntimePort {
 		return this.#meter.ratio(model);
 	}
 
-	problem(where: string, reason: string, state?: ProblemState): void {
+	readonly problem = (where: string, reason: string, state?: ProblemState): void =>
 		this.#problems.add(where, reason, state);
-	}
 
 	/** Add handler time; `request` closes the sample (the context event of the request it preceded). */
 	addTime(ms: number, request: boolean): void {
@@ -239,8 +238,7 @@ export class FoldRuntime implements RuntimePort {
 	// ---- the operations' port ----
 
 	stagedLattice(): FoldLattice | undefined {
-		const open = this.view;
-		return open && stagedLattice(open.lattice, this.#staged.edits);
+		return this.view && stagedLattice(this.view.lattice, this.#staged.edits);
 	}
 
 	adopt(next: FoldLattice): void {
