@@ -111,6 +111,12 @@ export function describeValue(value: unknown, max = 80): string {
 	return `${typeof value} ${String(value)}`;
 }
 
+/**
+ * How a reported problem stands: still to be dealt with (the default), repaired already, or to be
+ * repaired once the runtime settles what it waits for (`until`, e.g. a window repair made durable).
+ */
+export type ProblemState = "open" | "repaired" | { until: string };
+
 /** `value` as a record of fields when it is a plain object (not null, not an array); otherwise undefined. */
 export function asRecord(value: unknown): Record<string, unknown> | undefined {
 	return typeof value === "object" && value !== null && !Array.isArray(value)

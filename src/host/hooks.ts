@@ -120,7 +120,7 @@ function onSessions(pi: ExtensionAPI, guard: Guard): void {
 	// Pi awaits it: a fold this plans is durable before the switch returns.
 	pi.on("model_select", (e, ctx) =>
 		guard.runAsync("model_select", async (rt) => {
-			await rt.modelSelected(e.model, ctx);
+			await rt.early.modelSelected(e.model, ctx);
 			checkBudget(rt, ctx, e.model);
 		}),
 	);
@@ -145,8 +145,11 @@ function onCoreMissing(pi: ExtensionAPI, guard: Guard): void {
 
 /** Each request about to go out: recorded (a bridge may show on it), then fenced. */
 function onRequests(pi: ExtensionAPI, guard: Guard, listener: BoundaryListener): void {
-	pi.on("context", (e, ctx) => {
-		// Read-only, except a /fold planned while idle, shown on the request it was asked before.
+	pi.on("agent_start", () => void guard.run("agent_start", (rt) => rt.early.promptStarted()));
+	pi.on("context", async (e, ctx) => {
+		// A prompt's first request reaching the commit threshold is folded first (no boundary came before it).
+		await guard.runAsync("context", (rt) => rt.early.beforeRequest(e.messages, ctx));
+		// Read-only, except a /fold planned while idle (or just now), shown on the request it was asked before.
 		const bridged = guard.run("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true);
 		listener.update(ctx);
 		return bridged ? { messages: bridged as typeof e.messages } : undefined;

@@ -80,11 +80,41 @@ export interface RuntimeStatus {
 	fence: FenceStatus;
 	/** Evidence files of this session: written, skipped over the cap, problems. */
 	evidence: EvidenceStatus | null;
+	/** What went wrong, oldest first; a problem pi-fold repaired since ends with " (repaired)". */
 	problems: string[];
+	/** How many of `problems` still need action. */
+	problemsOpen: number;
 	/** Requests timed so far, and the handler time of the newest of them. */
 	timing: { requests: number; handlerMs: number[] };
 	/** Which policy decides commits, and its last reckoning. */
 	policy: PolicyStatus;
+}
+
+/**
+ * What went wrong, as status texts say it: the count of problems still needing action apart from
+ * those pi-fold repaired, the folds known damaged (each until it is healed), then the newest lines.
+ */
+export function problemLines(
+	status: Pick<RuntimeStatus, "problems" | "problemsOpen" | "damaged">,
+	newest = 5,
+	cut = (line: string) => line,
+): string[] {
+	const { problems, problemsOpen, damaged } = status;
+	const repaired = problems.length - problemsOpen;
+	const head =
+		problems.length === 0
+			? "problems: none"
+			: `problems: ${problemsOpen} need${problemsOpen === 1 ? "s" : ""} action, ${repaired} repaired`;
+	return [
+		head,
+		...problems.slice(-newest).map((p) => `  - ${cut(p)}`),
+		...(damaged.length === 0
+			? []
+			: [
+					`damaged folds: ${damaged.length}, until healed (each stays folded as it is; no new fold is built over it)`,
+					...damaged.slice(0, newest).map((d) => `  - ${d.id}: ${cut(d.reason)}`),
+				]),
+	];
 }
 
 /** The open session's part of status: its marks, its visible roots, its folds, what is known wrong. */

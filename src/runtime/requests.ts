@@ -12,6 +12,8 @@ import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from 
 import type { Meter } from "../meter/meter.ts";
 import type { RewriteRecorder } from "../meter/recorder.ts";
 import type { SessionView } from "../session/open-session.ts";
+import type { ProblemState } from "../vocabulary.ts";
+import { WINDOW_REPAIR } from "./boundary.ts";
 
 export interface RequestDeps {
 	recorder: RewriteRecorder;
@@ -19,7 +21,7 @@ export interface RequestDeps {
 	/** The window repair and the /fold bridge; a repair shows first. */
 	repair: FoldBridge;
 	bridge: FoldBridge;
-	problem(where: string, reason: string): void;
+	problem(where: string, reason: string, state?: ProblemState): void;
 	/** Rebuild from the session (the window drifted from the folds); arms the repair. */
 	reopen(sm: SessionView): void;
 	/** Pending marks now (said when a request is stopped). */
@@ -75,6 +77,7 @@ export class RequestWatch {
 			problem(
 				"context",
 				`the request holds tool results whose call is hidden (${this.#orphans.join(", ")}): rebuilt from the session`,
+				{ until: WINDOW_REPAIR },
 			);
 			this.#deps.reopen(sm);
 			const repaired = repair.show(messages, sm);

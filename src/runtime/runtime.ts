@@ -29,7 +29,7 @@ import { type Open, OpenSession, type SessionView } from "../session/open-sessio
 import { LeafPrewriter } from "../session/prewrite.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
 import type { FoldStore } from "../store/index.ts";
-import type { FoldId, Outcome, RuntimeSettings } from "../vocabulary.ts";
+import type { FoldId, Outcome, ProblemState, RuntimeSettings } from "../vocabulary.ts";
 import { Boundary } from "./boundary.ts";
 import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
 import { CommitTiming } from "./commit-timing.ts";
@@ -49,7 +49,7 @@ export class FoldRuntime implements RuntimePort {
 	readonly #session: OpenSession;
 	readonly #staged = new Staged();
 	/** Leaf objects of staged marks, written in the background so a commit writes only records. */
-	readonly #prewriter = new LeafPrewriter((where, reason) => this.problem(where, reason));
+	readonly #prewriter = new LeafPrewriter((where, reason, state) => this.problem(where, reason, state));
 	readonly #compaction: Compaction;
 	/** A /fold planned while idle (shown until turn_end commits it); a window repair (shown, then appended). */
 	readonly #bridge = new FoldBridge();
@@ -71,7 +71,7 @@ export class FoldRuntime implements RuntimePort {
 		this.#meter = new Meter(core, settings);
 		this.#commitTiming = new CommitTiming(this.#meter, settings);
 		this.#recorder = new RewriteRecorder(core);
-		const problem = (where: string, reason: string) => this.problem(where, reason);
+		const problem = this.problem;
 		this.#session = new OpenSession(core, problem);
 		// What the collaborators share; each takes its part.
 		const parts = {
@@ -84,6 +84,7 @@ export class FoldRuntime implements RuntimePort {
 			repair: this.#repair,
 			prewriter: this.#prewriter,
 			problem,
+			settle: (until: string) => this.#problems.settle(until),
 			sync: (sm: SessionView) => this.sync(sm),
 			commitDeps: () => this.#commitDeps(),
 			remeasured: (occupancy: Occupancy) => {
@@ -216,6 +217,7 @@ export class FoldRuntime implements RuntimePort {
 			fence: this.#requests.fence,
 			evidence: this.#boundary.evidence,
 			problems: this.#problems.list(),
+			problemsOpen: this.#problems.open,
 			timing: this.#timing.status(),
 			policy: this.#commitTiming.status(),
 		};
@@ -230,9 +232,8 @@ export class FoldRuntime implements RuntimePort {
 		return this.#meter.ratio(model);
 	}
 
-	problem(where: string, reason: string): void {
-		this.#problems.add(where, reason);
-	}
+	readonly problem = (where: string, reason: string, state?: ProblemState): void =>
+		this.#problems.add(where, reason, state);
 
 	/** Add handler time; `request` closes the sample (the context event of the request it preceded). */
 	addTime(ms: number, request: boolean): void {
@@ -242,8 +243,7 @@ export class FoldRuntime implements RuntimePort {
 	// ---- the operations' port ----
 
 	stagedLattice(): FoldLattice | undefined {
-		const open = this.view;
-		return open && stagedLattice(open.lattice, this.#staged.edits);
+		return this.view && stagedLattice(this.view.lattice, this.#staged.edits);
 	}
 
 	adopt(next: FoldLattice): void {
@@ -296,9 +296,9 @@ export class FoldRuntime implements RuntimePort {
 		return this.#requests.observe(messages, ctx);
 	}
 
-	/** Pi's `model_select`: the new model's budget from now on; past its commit threshold while idle, a fold before the next request. */
-	modelSelected(model: Model, ctx: ExtensionContext): Promise<void> {
-		return this.#early.modelSelected(model, ctx);
+	/** A fold before the next request: a model switch (model_select), a prompt's first request (agent_start, context). */
+	get early(): Pick<EarlyFold, "modelSelected" | "promptStarted" | "beforeRequest"> {
+		return this.#early;
 	}
 
 	/** message_end, whether the next turn_end needs the boundary, and a turn that ends without one. */

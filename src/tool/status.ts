@@ -2,7 +2,7 @@
 import type { FoldActions, Overview } from "../operations/actions.ts";
 import { type CoreReport, coreReport } from "../operations/core-report.ts";
 import { arithmeticText } from "../operations/overview.ts";
-import type { PolicyStatus, RuntimeStatus } from "../operations/status.ts";
+import { type PolicyStatus, problemLines, type RuntimeStatus } from "../operations/status.ts";
 import type { FoldView, ReadonlyLattice } from "../operations/view.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { answer, continuation, type FoldToolResult } from "./result.ts";
@@ -114,8 +114,7 @@ export function runtimeLines(rt: RuntimeStatus): string[] {
 		...rt.overflowPassedOn.slice(-3).map((why) => `  overflow left to Pi: ${why}`),
 		`fence: ${rt.fence.stopped} request${rt.fence.stopped === 1 ? "" : "s"} stopped before transmission${rt.fence.last ? ` (last: ${rt.fence.last.message})` : ""}`,
 		evidenceLine(rt.evidence),
-		`problems: ${rt.problems.length === 0 ? "none" : rt.problems.length}`,
-		...rt.problems.slice(-5).map((p) => `  - ${p.length > 300 ? `${p.slice(0, 299)}…` : p}`),
+		...problemLines(rt, 5, (p) => (p.length > 300 ? `${p.slice(0, 299)}…` : p)),
 	];
 	return lines;
 }
