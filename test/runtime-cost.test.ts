@@ -4,7 +4,13 @@
 import type { ToolResultMessage } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FauxCost, makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
-import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
+import {
+	CONTINUE_PROMPT,
+	isSummaryRequest,
+	WORKLOAD_PROMPT,
+	WORKLOAD_ROOT,
+	workloadSteps,
+} from "../harness/workload.ts";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../src/index.ts";
 import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
@@ -14,10 +20,14 @@ const WINDOW = 80_000;
 const STAGES = 32;
 /** A card with cache prices and no tier: writes at the input rate, reads at a tenth of it. */
 const COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
+const STEPS = { seed: 5, readLines: { min: 300, max: 1000 } };
 
 afterAll(removeTempDirs);
 
-async function run(options: PiFoldOptions): Promise<{ h: TestSession; rt: FoldRuntime }> {
+async function run(
+	options: PiFoldOptions,
+	steps = workloadSteps(STAGES, STEPS),
+): Promise<{ h: TestSession; rt: FoldRuntime }> {
 	let fold: PiFold | undefined;
 	const h = await makeSession({
 		cwd: WORKLOAD_ROOT,
@@ -31,7 +41,7 @@ async function run(options: PiFoldOptions): Promise<{ h: TestSession; rt: FoldRu
 			},
 		],
 	});
-	h.script(workloadSteps(STAGES, { seed: 5, readLines: { min: 300, max: 1000 } }));
+	h.script(steps);
 	await h.session.prompt(WORKLOAD_PROMPT);
 	return { h, rt: fold?.runtime.get() as FoldRuntime };
 }
@@ -82,7 +92,7 @@ describe("no band set, a card with cache prices: the cost model decides", () => 
 	it("status says which policy decides and why the last commit fired", () => {
 		const text = runtimeLines(rt.status()).join("\n");
 		expect(text).toContain("policy: cost model");
-		expect(text).toMatch(/last reckoning \(turn \d+\): (committed|waited): /);
+		expect(text).toMatch(/last reckoning \(after turn \d+\): (committed|waited): /);
 	});
 });
 
@@ -104,5 +114,48 @@ describe("the band set by the person", () => {
 			expect(c.before).toBeGreaterThanOrEqual(band.maxTarget * c.budget);
 		}
 		expect(runtimeLines(status).join("\n")).toContain("policy: the band");
+	});
+});
+
+describe("idle past the prompt cache's lifetime", () => {
+	const EVERY = 8;
+	let now = 1_000_000;
+	const clock = () => now;
+	const steps = () => workloadSteps(STAGES, { ...STEPS, pauseEvery: EVERY });
+
+	it("the next prompt's first request is folded first: the rewrite is free on a cold cache", async () => {
+		const { h, rt } = await run({ clock }, steps());
+		try {
+			const before = rt.status().commits.length;
+			const last = h.captured.length;
+			now += 10 * 60_000; // past Pi's default 5-minute retention
+			await h.session.prompt(CONTINUE_PROMPT);
+			const status = rt.status();
+			expect(status.problems).toEqual([]);
+			expect(status.rewrites.unattributed).toBe(0);
+			expect(status.policy.coldCommits).toBe(1);
+			expect(runtimeLines(status).join("\n")).toContain("cold-cache commits: 1");
+			// Shown on the prompt's first request (the /fold bridge), committed at its first boundary.
+			const first = h.captured[last].context.messages.length;
+			const previous = h.captured[last - 1].context.messages.length;
+			expect(first).toBeLessThan(previous);
+			expect(status.commits.length).toBe(before + 1);
+			expect(status.commits.at(-1)?.reason).toBe("fold");
+		} finally {
+			h.dispose();
+		}
+	});
+
+	it("a cache Pi kept warm while idle is not cold: no fold before the next prompt", async () => {
+		const { h, rt } = await run({ clock }, steps());
+		try {
+			now += 4 * 60_000;
+			expect(rt.timing.warming("warm")).toBeUndefined(); // Pi refreshes the entry: warm again
+			now += 4 * 60_000;
+			await h.session.prompt(CONTINUE_PROMPT);
+			expect(rt.status().policy.coldCommits).toBe(0);
+		} finally {
+			h.dispose();
+		}
 	});
 });

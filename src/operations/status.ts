@@ -54,9 +54,9 @@ export interface PolicyStatus {
 	bandWhy?: string;
 	cache: CacheVerdict;
 	/** The last boundary's reckoning under the cost model. */
-	last?: CommitDecision & { freed: number; rewrite: number; growth: number; turn: number; commit: boolean };
-	/** The last commit made on a cold cache, and how many were. */
-	lastCold?: { turn: number; freed: number };
+	last?: CommitDecision & { freed: number; rewrite: number; growth: number; turn?: number; commit: boolean };
+	/** The last commit made on a cold cache (turn: its boundary's; none: before a prompt's first request), and how many were. */
+	lastCold?: { turn?: number; freed: number };
 	coldCommits: number;
 	/** Pi's idle cache refreshes stopped because the next request rewrites anyway. */
 	warmingStopped: number;

@@ -21,7 +21,6 @@ export class CommitTiming {
 	#lastCold: PolicyStatus["lastCold"];
 	#due = false;
 	#coldCommits = 0;
-	#turn = -1;
 	/** Idle cache refreshes pi-fold told Pi to skip: the next request rewrites that prefix anyway. */
 	#warmingStopped = 0;
 	/** The model of the last decision: status speaks of it. */
@@ -66,9 +65,8 @@ export class CommitTiming {
 		};
 	}
 
-	/** The decision for the next request; `turn` names it in status (default: the last one named). */
-	decide(open: Open, occupancy: Occupancy, model: Model, turn = this.#turn): PolicyOutcome {
-		this.#turn = turn;
+	/** The decision for the next request; `turn`, the boundary's, names it in status (none: a prompt's first request). */
+	decide(open: Open, occupancy: Occupancy, model: Model, turn?: number): PolicyOutcome {
 		const { out, cache } = this.#evaluate(open, occupancy, model, this.#settings.thresholds.rawBatches);
 		this.#due = false;
 		if (out.cost) this.#last = { ...out.cost, turn, commit: out.need > 0 };

@@ -49,6 +49,9 @@ const pct = (share: number) => `${(100 * share).toFixed(1)}%`;
 const usd = (x: number) => `$${x < 0.01 ? x.toFixed(4) : x.toFixed(2)}`;
 const tokens = (n: number) => Math.round(n).toLocaleString("en-US");
 
+const when = (turn: number | undefined) =>
+	turn === undefined ? "before a prompt's first request" : `after turn ${turn}`;
+
 /** Which policy decides commits, and (under the cost model) the next commit in money. */
 export function policyLines(p: PolicyStatus, rawBatches: number): string[] {
 	if (p.policy === "band") return [`policy: the band above (${p.bandWhy ?? "set"})`];
@@ -64,15 +67,19 @@ export function policyLines(p: PolicyStatus, rawBatches: number): string[] {
 	const l = p.last;
 	if (l) {
 		lines.push(
-			`last reckoning (turn ${l.turn}): ${l.commit ? "committed" : "waited"}: ${l.why}; the marks past the working set free ~${tokens(l.freed)} tokens ` +
+			`last reckoning (${when(l.turn)}): ${l.commit ? "committed" : "waited"}: ${l.why}; the marks past the working set free ~${tokens(l.freed)} tokens ` +
 				`(pays off from ~${tokens(l.trigger)} at ~${tokens(l.growth)} tokens a request); rewrite ~${tokens(l.rewrite)} tokens = ${usd(l.rewriteCost)}, ` +
 				`saving ${usd(l.savingPerRequest)} a request after it${Number.isFinite(l.breakEven) ? ` (paid back in ${l.breakEven} requests)` : ""}`,
 		);
 	}
-	if (p.lastCold)
+	if (p.lastCold) {
 		lines.push(
-			`last cold-cache commit: after turn ${p.lastCold.turn}, ~${tokens(p.lastCold.freed)} tokens freed at no rewrite cost`,
+			`cold-cache commits: ${p.coldCommits}; the last ${when(p.lastCold.turn)}, ~${tokens(p.lastCold.freed)} tokens freed at no rewrite cost`,
 		);
+	}
+	if (p.warmingStopped > 0) {
+		lines.push(`idle cache refreshes stopped: ${p.warmingStopped} (the next request rewrote that prefix anyway)`);
+	}
 	return lines;
 }
 
