@@ -1,11 +1,12 @@
 // `pi-fold replay`: sessions recorded here by a real Pi AgentSession (faux provider, offline), one
 // with pi-fold and one with Pi's native compaction, replayed and compared with what they really
 // sent; the real Pi session fixture; the pieces (arguments, progress, the hidden prefix's fit).
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "../harness/fixture.ts";
-import { removeTempDirs } from "../harness/pi-harness.ts";
+import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { parseArgs } from "../src/replay/args.ts";
 import { MIN_NODE, nodeVersionProblem } from "../src/replay/launch-check.ts";
 import { textReport } from "../src/replay/output.ts";
@@ -280,5 +281,42 @@ describe("pieces", () => {
 		expect(fitHiddenPrefix(points.slice(0, 2))).toEqual({ real: 0, estimate: 0 }); // too few points
 		const proportional = points.map((p) => ({ estimate: p.estimate, real: 1.2 * p.estimate }));
 		expect(fitHiddenPrefix(proportional).real).toBe(0);
+	});
+});
+
+describe("the prompt cache's lifetime, from the recorded timestamps", () => {
+	const GAP_AFTER = 6; // requests before the person walks away for an hour
+	let gapped: string;
+	beforeAll(async () => {
+		const rec = await recordedFold();
+		let answers = 0;
+		const lines = readFileSync(rec.file, "utf8")
+			.split("\n")
+			.filter(Boolean)
+			.map((line) => {
+				const e = JSON.parse(line);
+				if (e.type === "message" && e.message.role === "assistant") answers++;
+				// Everything from the GAP_AFTER-th request's answer on happens an hour later.
+				if (answers > GAP_AFTER && e.type === "message") {
+					e.timestamp = new Date(Date.parse(e.timestamp) + 3_600_000).toISOString();
+					if (typeof e.message.timestamp === "number") e.message.timestamp += 3_600_000;
+				}
+				return JSON.stringify(e);
+			});
+		gapped = join(tempDir("replay-gap"), "gapped.jsonl");
+		writeFileSync(gapped, `${lines.join("\n")}\n`);
+	});
+
+	it("a request past the lifetime reads nothing back, in every policy; a longer lifetime keeps it", async () => {
+		const expired = await replayFile(gapped, core, { window: FOLD_WINDOW, budget: FOLD_BUDGET });
+		const kept = await replayFile(gapped, core, { window: FOLD_WINDOW, budget: FOLD_BUDGET, cacheTtl: 7_200 });
+		expect(expired.settings.cacheTtl).toBe(300);
+		for (const name of ["pi-fold", "native", "none"] as const) {
+			const work = (r: ReplayResult) => policy(r, name).records.filter((x) => x.kind === "work");
+			expect(work(expired)[GAP_AFTER].cacheRead, name).toBe(0);
+			expect(work(kept)[GAP_AFTER].cacheRead, name).toBeGreaterThan(0);
+			// Before the gap the two agree.
+			expect(work(expired)[GAP_AFTER - 1]).toEqual(work(kept)[GAP_AFTER - 1]);
+		}
 	});
 });

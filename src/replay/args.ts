@@ -26,6 +26,9 @@ Options:
   --reserve-tokens <tokens>      native compaction: Pi's reserveTokens (default 16384)
   --keep-recent-tokens <tokens>  native compaction: Pi's keepRecentTokens (default 20000)
   --summary-chars <chars>        native compaction: summary size (default: the session's own, else 4000)
+  --cache-ttl <seconds>          the prompt cache's lifetime: a request later than this after the one
+                                 before (by the recorded timestamps) reads nothing back, for every policy
+                                 (default: the model's short cache lifetime, else 300)
   --quiet                        no progress on stderr (shown when a replay takes more than a second)
   -V, --version                  print pi-fold's version
   -h, --help                     show this help
@@ -46,6 +49,7 @@ export interface ReplayArgs {
 	reserveTokens?: number;
 	keepRecentTokens?: number;
 	summaryChars?: number;
+	cacheTtl?: number;
 	/** No progress on stderr. */
 	quiet: boolean;
 }
@@ -75,6 +79,7 @@ const NUMBER_FLAGS = {
 	"--reserve-tokens": "reserveTokens",
 	"--keep-recent-tokens": "keepRecentTokens",
 	"--summary-chars": "summaryChars",
+	"--cache-ttl": "cacheTtl",
 } as const;
 const STRING_FLAGS = { "--price-card": "priceCard", "--svg": "svg" } as const;
 

@@ -77,6 +77,7 @@ async function run(args: ReplayArgs): Promise<void> {
 			...(args.reserveTokens === undefined ? {} : { reserveTokens: args.reserveTokens }),
 			...(args.keepRecentTokens === undefined ? {} : { keepRecentTokens: args.keepRecentTokens }),
 			...(args.summaryChars === undefined ? {} : { summaryChars: args.summaryChars }),
+			...(args.cacheTtl === undefined ? {} : { cacheTtl: args.cacheTtl }),
 			...(priceCard === undefined ? {} : { priceCard }),
 			...(args.model === undefined ? {} : { model: args.model }),
 			onProgress: (done, total) => progress.update(done, total),

@@ -57,7 +57,10 @@ export function textReport(r: ReplayResult): string {
 		`session ${r.sessionId}, model ${r.model}, ${r.requests} requests (one per recorded assistant message)` +
 			(s.servedAs ? `, replayed as ${s.servedAs} (--model)` : ""),
 		`window ${int(s.window)} (${s.windowSource}); pi-fold budget ${int(s.budget)} (${s.budgetWhy}), ` +
-			`commits at ${s.thresholds.maxTarget} down to ${s.thresholds.minTarget}; native compaction above ` +
+			(s.foldPolicy === "cost"
+				? `commits when they pay by the model's card (never past ${s.thresholds.maxTarget}; the newest ${s.thresholds.rawBatches} tool batches raw; prompt cache ${s.cacheTtl} s)`
+				: `commits at ${s.thresholds.maxTarget} down to ${s.thresholds.minTarget}`) +
+			"; native compaction above " +
 			`${int(s.window - s.reserveTokens)} keeping ${int(s.keepRecentTokens)}, summaries of ${int(s.summaryChars)} chars (${s.summarySource})`,
 		...pricesLines(r),
 		"",

@@ -14,6 +14,7 @@ import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { parseOptions } from "../host/options.ts";
 import { type BudgetLimit, budgetWhy, type PriceTierLimit, servingBudget } from "../meter/budget.ts";
+import { cacheTtlSeconds } from "../meter/request-pace.ts";
 import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from "../report/arm-report.ts";
 import { type IndexCoverage, indexCoverage } from "../report/index-coverage.ts";
 import type { PriceCard } from "../report/price-card.ts";
@@ -47,6 +48,8 @@ export interface ReplayOptions {
 	priceCard?: PriceCard;
 	/** Replay as if the session had run on this catalog model: its window, reservation, price tiers and prices. */
 	model?: ModelRef;
+	/** The prompt cache's lifetime in seconds (default: the model's short lifetime, else 300). */
+	cacheTtl?: number;
 	/** Called after each replayed request. */
 	onProgress?: (done: number, total: number) => void;
 }
@@ -84,6 +87,10 @@ export interface ReplayResult {
 		/** The served model's first price tier, when it has one (drawn on the chart). */
 		priceTier?: PriceTierLimit;
 		thresholds: Thresholds;
+		/** The prompt cache's lifetime the replay modelled, seconds. */
+		cacheTtl: number;
+		/** Which policy decided pi-fold's commits: the cost model, or the band. */
+		foldPolicy: "cost" | "band";
 		reserveTokens: number;
 		keepRecentTokens: number;
 		summaryChars: number;
@@ -196,7 +203,16 @@ export async function replaySession(
 		cwd: session.cwd,
 		timestamp: header?.timestamp ?? new Date(0).toISOString(),
 	};
-	const fold = new FoldPolicy(core, settings, limits, logHeader, mkdtempSync(join(tmpdir(), "pi-fold-replay-")));
+	// The runtime's clock is the recording's: each request at its answer's recorded time.
+	const clock = { now: 0 };
+	const cacheTtl = options.cacheTtl ?? cacheTtlSeconds(limits);
+	const fold = new FoldPolicy(
+		core,
+		{ ...settings, clock: () => clock.now },
+		limits,
+		logHeader,
+		mkdtempSync(join(tmpdir(), "pi-fold-replay-")),
+	);
 	const policies: Policy[] = [fold, new NativePolicy(logHeader, meter, tokens, native), new NonePolicy(logHeader)];
 	const results: PolicyResult[] = policies.map((p) => ({
 		name: p.name,
@@ -207,10 +223,10 @@ export async function replaySession(
 		overWindow: 0,
 		problems: [],
 	}));
-	const caches = policies.map(() => new PromptCache(meter, tokens));
+	const caches = policies.map(() => new PromptCache(meter, tokens, cacheTtl));
 	let index: IndexCoverage | undefined;
 	try {
-		await play(transcript, policies, results, { caches, tokens, window }, options.onProgress);
+		await play(transcript, policies, results, { caches, tokens, window, clock }, options.onProgress);
 		const open = fold.runtime.view;
 		if (open) index = indexCoverage(open.lattice, open.context.sources);
 	} finally {
@@ -241,7 +257,10 @@ export async function replaySession(
 		sessionId: session.manager.getSessionId(),
 		model: mainKey,
 		requests: transcript.turns,
-		settings: replaySettings({ options, window, limits, budget, settings, native, prices, transcript }),
+		settings: replaySettings({
+			...{ options, window, limits, budget, settings, native, prices, transcript, cacheTtl },
+			foldPolicy: fold.runtime.status().policy.policy,
+		}),
 		dropped: transcript.dropped,
 		policies: results,
 		arms: results.map((r, k) => summarizeArm(r.name, r.records, prices.pricing, extras[k])),
@@ -256,10 +275,10 @@ async function play(
 	transcript: Transcript,
 	policies: readonly Policy[],
 	results: PolicyResult[],
-	measure: { caches: readonly PromptCache[]; tokens: ProviderTokens; window: number },
+	measure: { caches: readonly PromptCache[]; tokens: ProviderTokens; window: number; clock: { now: number } },
 	onProgress: ReplayOptions["onProgress"],
 ): Promise<void> {
-	const { caches, tokens, window } = measure;
+	const { caches, tokens, window, clock } = measure;
 	for (const step of transcript.steps) {
 		if (step.kind === "entry") {
 			for (const p of policies) p.append(step.entry);
@@ -269,11 +288,13 @@ async function play(
 		tokens.learn(turn);
 		const output = tokens.output(turn);
 		const model = modelKeyOf(turn.model);
+		const at = Number(turn.assistant.timestamp);
+		if (Number.isFinite(at)) clock.now = at;
 		for (let k = 0; k < policies.length; k++) {
 			const p = policies[k];
 			const r = results[k];
 			const messages = p.window(turn);
-			const measured = caches[k].measure(messages, model, output);
+			const measured = caches[k].measure(messages, model, output, at);
 			if (turn.request > 0 && !measured.append) {
 				if (p.events().some((e) => e.request === turn.request)) r.rewrites.attributed++;
 				else r.rewrites.unattributed++;
@@ -298,8 +319,10 @@ function replaySettings(r: {
 	native: NativeSettings;
 	prices: Awaited<ReturnType<typeof resolveSettings>>["prices"];
 	transcript: Transcript;
+	cacheTtl: number;
+	foldPolicy: "cost" | "band";
 }): ReplayResult["settings"] {
-	const { options, window, limits, budget, settings, native, prices, transcript } = r;
+	const { options, window, limits, budget, settings, native, prices, transcript, cacheTtl, foldPolicy } = r;
 	return {
 		...(options.model ? { servedAs: modelKeyOf(options.model) } : {}),
 		window,
@@ -311,6 +334,8 @@ function replaySettings(r: {
 		budgetWhy: budgetWhy(budget),
 		...(budget.tier ? { priceTier: budget.tier } : {}),
 		thresholds: settings.thresholds,
+		cacheTtl,
+		foldPolicy,
 		reserveTokens: native.reserveTokens,
 		keepRecentTokens: native.keepRecentTokens,
 		summaryChars: native.summaryChars,
