@@ -16,6 +16,7 @@ import {
 	fauxToolCall,
 	type TranscriptContext,
 } from "@earendil-works/pi-ai";
+import type { ReferBacks } from "./refer-back.ts";
 
 /** The code base the workload explores; use it as the session's cwd. */
 export const WORKLOAD_ROOT = fileURLToPath(
@@ -47,6 +48,11 @@ export interface WorkloadOptions {
 	 * over several prompts (default: one prompt for all of them).
 	 */
 	pauseEvery?: number;
+	/**
+	 * Stages that must quote a value an earlier stage printed (see refer-back.ts): each gets it from
+	 * the window, or looks it up first. The outcomes go to `referBacks.log`.
+	 */
+	referBacks?: ReferBacks;
 	/** Put before every tool call id, so that several runs in one session keep ids unique (default ""). */
 	idPrefix?: string;
 }
@@ -224,11 +230,15 @@ function summaryText(chars: number): string {
  */
 export function workloadSteps(stages: number, opts: WorkloadOptions = {}): FauxResponseStep[] {
 	const every = opts.pauseEvery ?? 0;
-	const queue: AssistantMessage[] = workloadPlan(stages, opts).flatMap((p, i) => {
+	const plans = workloadPlan(stages, opts);
+	// The stage each queued answer belongs to (a pause or the final answer: none).
+	const stageOf = new Map<AssistantMessage, number>();
+	const queue: AssistantMessage[] = plans.flatMap((p, i) => {
 		const stage = fauxAssistantMessage(
 			[fauxText(p.note), ...p.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id }))],
 			{ stopReason: "toolUse" },
 		);
+		stageOf.set(stage, p.stage);
 		const pause = every > 0 && (i + 1) % every === 0 && i + 1 < stages;
 		return pause
 			? [stage, fauxAssistantMessage(fauxText(`Surveyed ${i + 1} stages; waiting for the next instruction.`))]
@@ -241,8 +251,12 @@ export function workloadSteps(stages: number, opts: WorkloadOptions = {}): FauxR
 		if (isSummaryRequest(context)) return fauxAssistantMessage(fauxText(summary));
 		const index = workRequests++;
 		if (index === opts.overflowAt) return overflowReply();
+		const upcoming = queue[0] && stageOf.get(queue[0]);
+		const lookup = upcoming === undefined ? undefined : opts.referBacks?.before(upcoming, context, opts.idPrefix ?? "");
+		if (lookup) return lookup;
 		return queue.shift() ?? fauxAssistantMessage([], { stopReason: "error", errorMessage: "workload exhausted" });
 	};
 	// Spare steps for summary requests and the overflow retry.
-	return Array.from({ length: stages + 12 + (every > 0 ? Math.ceil(stages / every) : 0) }, () => step);
+	const lookups = opts.referBacks ? stages : 0;
+	return Array.from({ length: stages + 12 + lookups + (every > 0 ? Math.ceil(stages / every) : 0) }, () => step);
 }

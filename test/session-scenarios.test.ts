@@ -18,7 +18,7 @@ afterAll(removeTempDirs);
 describe("the benchmark's flags pick the scenarios", () => {
 	it("all by default, each with its own defaults; the tiered model's own cost prices its requests", async () => {
 		const args = await parseSessionArgs([]);
-		expect(args.scenarios).toEqual(["equal", "tiered", "idle"]);
+		expect(args.scenarios).toEqual(["equal", "refer", "tiered", "idle"]);
 		expect(args.options.scenario).toBe("equal");
 		const equal = args.optionsFor("equal");
 		expect(equal).toMatchObject({ window: 200_000, maxTokens: 4096, stages: 64 });
@@ -43,7 +43,7 @@ describe("the benchmark's flags pick the scenarios", () => {
 		expect(args.options.card.name).toBe("flat");
 		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(SessionArgsError);
 		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(
-			/--scenario must be equal, tiered, idle or all/,
+			/--scenario must be equal, refer, tiered, idle or all/,
 		);
 	});
 });

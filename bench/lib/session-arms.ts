@@ -13,9 +13,11 @@ import { copyFileSync } from "node:fs";
 import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { expireCache, type FauxCost, makeSession, type TestSession } from "../../harness/pi-harness.ts";
+import { type ReferBack, ReferBacks, type ReferOutcome } from "../../harness/refer-back.ts";
 import {
 	CONTINUE_PROMPT,
 	isSummaryRequest,
+	plantLog,
 	WORKLOAD_PROMPT,
 	WORKLOAD_ROOT,
 	type WorkloadOptions,
@@ -59,6 +61,24 @@ export interface ArmConfig {
 	onRequest?: (kind: RequestKind, count: number) => void;
 	/** Spread the stages over prompts of `every` stages, the person idle `gapSeconds` (simulated) before each next one. */
 	idle?: IdleConfig;
+	/** Later stages quote the values planted REFER_BACK_DISTANCE stages earlier (harness/refer-back.ts). */
+	referBack?: boolean;
+}
+
+/** How far back a stage that refers back looks, and how many do. */
+export const REFER_BACK_DISTANCE = 20;
+export const REFER_BACK_STAGES = 5;
+
+/** The stages that quote a planted value, each REFER_BACK_DISTANCE after its plant. */
+export function referBacksOf(values: readonly PlantedValue[], stages: number): ReferBack[] {
+	return values
+		.filter((v) => v.stage + REFER_BACK_DISTANCE < stages)
+		.slice(0, REFER_BACK_STAGES)
+		.map((v) => ({
+			stage: v.stage + REFER_BACK_DISTANCE,
+			from: v.stage,
+			command: `cat ${plantLog(v.stage, v.value)}`,
+		}));
 }
 
 export interface IdleConfig {
@@ -96,6 +116,8 @@ export interface ArmRun {
 	values: ValueReport[];
 	/** pi_fold_context calls the recall agent made (searches, peeks) and the tokens their answers added */
 	recallCalls: ReturnType<RecallAgent["calls"]>;
+	/** how each stage that refers back got its value (with referBack) */
+	referBacks?: ReferOutcome[];
 	/** compaction entries Pi wrote on the branch */
 	compactions: number;
 	/** cross-checks from the session itself: its assistant messages' usage, in order, and the usage Pi put on its compaction entries */
@@ -194,6 +216,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		const records: ArmRun["records"] = [];
 		let phase: "work" | "recall" = "work";
 		meterProvider(h, records, (c) => (isSummaryRequest(c) ? "summary" : phase), cfg.onRequest);
+		const referBacks = cfg.referBack ? new ReferBacks(referBacksOf(cfg.values, cfg.stages)) : undefined;
 		if (cfg.idle) expireCache(h, IDLE_CACHE_TTL_SECONDS, clock.now);
 		const work = workloadSteps(cfg.stages, {
 			seed: cfg.seed,
@@ -202,6 +225,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 			readLines: cfg.readLines,
 			root,
 			...(cfg.idle ? { pauseEvery: cfg.idle.every } : {}),
+			...(referBacks ? { referBacks } : {}),
 		});
 		h.script(work);
 		const t0 = performance.now();
@@ -242,6 +266,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 			overWindow: records.filter((r) => r.promptTokens > cfg.contextWindow).length,
 			wallMs,
 			values: agent.report(),
+			...(referBacks ? { referBacks: referBacks.log } : {}),
 			recallCalls: agent.calls(),
 			compactions: branch.filter((e) => e.type === "compaction").length,
 			sessionUsage: {

@@ -80,6 +80,8 @@ export interface SessionOptions {
 	keepSessions?: string;
 	/** prompts of `every` stages with idle gaps (the scenario's; none by default) */
 	idle?: { every: number; gapSeconds: number };
+	/** later stages quote values earlier ones printed (the scenario's) */
+	referBack?: boolean;
 	/** also run pi-fold under the other policies (the seed band, a 10-batch working set): the benchmark does, the demo not */
 	comparePolicies?: boolean;
 }
@@ -89,7 +91,7 @@ export class SessionArgsError extends Error {
 }
 
 export const SESSION_FLAGS_HELP =
-	"--scenario equal|tiered|idle|all --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
+	"--scenario equal|refer|tiered|idle|all --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
 	"--keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR " +
 	"--keep-sessions DIR --no-warmup";
 
@@ -188,6 +190,7 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<Session
 			warmup: flags["no-warmup"] !== true,
 			...(scenario.cost ? { cost: scenario.cost } : {}),
 			...(d.idle ? { idle: d.idle } : {}),
+			...(d.referBack ? { referBack: true } : {}),
 			...(keep !== undefined ? { keepSessions: resolve(keep) } : {}),
 		};
 		if (options.reserveTokens !== undefined && options.reserveTokens >= options.window) {
@@ -560,6 +563,21 @@ function coldTargets(run: ArmRun, t: ScenarioTargets): TargetResult[] {
 	];
 }
 
+/** Work that refers back: every arm quotes the right value, however it got it. */
+function referTargets(runs: Record<ArmName, ArmRun>, t: ScenarioTargets): TargetResult[] {
+	if (!t.referBacksQuoted) return [];
+	return ARMS.map((arm) => {
+		const log = runs[arm].referBacks ?? [];
+		const quoted = log.filter((x) => x.quoted !== undefined).length;
+		return {
+			what: `${arm}: stages that refer back quote the value`,
+			measured: quoted,
+			needed: `= ${log.length}`,
+			met: log.length > 0 && quoted === log.length,
+		};
+	});
+}
+
 /** The shared Pi settings: only the compaction flags given (Pi's defaults otherwise). */
 function sharedSettingsOf(o: SessionOptions): Record<string, unknown> {
 	const compaction = {
@@ -591,6 +609,7 @@ export async function runSessionCompare(
 		root: o.root,
 		...(o.cost ? { cost: o.cost } : {}),
 		...(o.idle ? { idle: o.idle } : {}),
+		...(o.referBack ? { referBack: true } : {}),
 	};
 	if (o.keepSessions) mkdirSync(o.keepSessions, { recursive: true });
 	const total = (o.warmup ? ARMS.length : 0) + ARMS.length + 1 + (o.comparePolicies ? POLICY_VARIANTS.length : 0);
@@ -655,6 +674,7 @@ export async function runSessionCompare(
 			...targetsOf(reports, costs, floor, runs, budget, o.card, scenario.targets, tier),
 			...policyTargets(reports["pi-fold"], policies),
 			...coldTargets(runs["pi-fold"], scenario.targets),
+			...referTargets(runs, scenario.targets),
 		],
 		policies,
 		floorCost: costs.none.freshInput + costs.none.output,

@@ -117,6 +117,27 @@ export function targetsText(r: SessionResult): string {
 	return lines.join("\n");
 }
 
+/** Work that refers back: how each arm got each value it had to quote. */
+export function referText(r: SessionResult): string {
+	const logs = ARMS.map((arm) => r.runs[arm].referBacks ?? []);
+	if (logs.every((l) => l.length === 0)) return "";
+	const lines = [
+		"## Work that refers back (a later stage quotes a value printed 20 stages earlier)",
+		`| stage (from) | ${ARMS.join(" | ")} |`,
+		`|---|${ARMS.map(() => "---").join("|")}|`,
+	];
+	const stages = logs.find((l) => l.length > 0) ?? [];
+	for (const [i, ref] of stages.entries()) {
+		const cells = logs.map((l) => {
+			const x = l[i];
+			return x ? `${x.via}${x.quoted ? "" : " (nothing quoted)"}` : "—";
+		});
+		lines.push(`| ${ref.stage} (${ref.from}) | ${cells.join(" | ")} |`);
+	}
+	lines.push("", "visible: in the window; search: one pi-fold search; redone: the earlier stage's command run again.");
+	return lines.join("\n");
+}
+
 /** pi-fold's policy against native, the seed band and the physical floor, and the policies beside it. */
 export function policiesText(r: SessionResult): string {
 	if (r.policies.length === 0) return "";
@@ -198,6 +219,7 @@ function armJson(r: SessionResult, arm: ArmName) {
 		piSettings: run.settings,
 		values: run.values,
 		recallCalls: run.recallCalls,
+		...(run.referBacks ? { referBacks: run.referBacks } : {}),
 		fold: run.fold ? { ...run.fold, handlerMs: run.fold.handlerMs.map((x) => round(x)) } : undefined,
 		requests: run.records,
 	};

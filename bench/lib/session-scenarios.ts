@@ -13,8 +13,8 @@ import { FAUX_MODEL, FAUX_PROVIDER, type FauxCost } from "../../harness/pi-harne
 import type { PriceCard } from "../../src/report/price-card.ts";
 import { cardOfModel } from "../../src/report/price-card.ts";
 
-export type ScenarioName = "equal" | "tiered" | "idle";
-export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "tiered", "idle"];
+export type ScenarioName = "equal" | "refer" | "tiered" | "idle";
+export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "refer", "tiered", "idle"];
 
 export interface ScenarioDefaults {
 	stages: number;
@@ -25,6 +25,8 @@ export interface ScenarioDefaults {
 	summaryChars: number;
 	/** Prompts of this many stages, the person idle this long (simulated) before each next one. */
 	idle?: { every: number; gapSeconds: number };
+	/** Later stages must quote values earlier stages printed (bench/lib/session-arms.ts referBacksOf). */
+	referBack?: boolean;
 }
 
 /** Ratio targets are "at most"; the counts are exact. Absent: not a target of that scenario. */
@@ -41,6 +43,8 @@ export interface ScenarioTargets {
 	nativeAboveTier?: number;
 	/** pi-fold commits made on a cold prompt cache, at least */
 	coldCommits?: number;
+	/** stages that refer back and quote the right value, in every arm */
+	referBacksQuoted?: boolean;
 }
 
 export interface Scenario {
@@ -86,6 +90,27 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
 			nativeCompactions: 1,
 		},
 		files: { json: "session.json", svg: "session.svg" },
+	},
+	refer: {
+		name: "refer",
+		title: "the equal window's session, with later stages that need what earlier ones found",
+		defaults: {
+			stages: 64,
+			seed: 7,
+			window: 200_000,
+			maxTokens: 4096,
+			readLines: "400-2000",
+			summaryChars: 6000,
+			referBack: true,
+		},
+		why:
+			"The equal scenario's session and model, where 5 later stages must quote the value printed 20 stages " +
+			"earlier. The agent knows only what a model would: it quotes the value when the window shows it; otherwise " +
+			"pi-fold's arm searches its folds once, and the other arms run the earlier stage's command again. Both cost " +
+			"requests and tokens, counted in each arm's bill.",
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.6, totalTokensRatio: 1.0, peakShareOfBudget: 0.85, referBacksQuoted: true },
+		files: { json: "session-refer.json", svg: "session-refer.svg" },
 	},
 	tiered: {
 		name: "tiered",
