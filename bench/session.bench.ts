@@ -21,6 +21,7 @@ import {
 	costText,
 	headerText,
 	healthText,
+	policiesText,
 	tableText,
 	targetsText,
 	valuesText,
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
 			tableText(result),
 			valuesText(result),
 			costText(result),
+			policiesText(result),
 			targetsText(result),
 			healthText(result),
 		];

@@ -91,6 +91,8 @@ export type FauxCost = NonNullable<FauxModelDefinition["cost"]> & {
 export interface SessionOptions {
 	/** Inline extensions, loaded as Pi loads extension factories. */
 	extensions?: ExtensionFactory[];
+	/** Extension sources Pi resolves and loads itself (a package folder: its `pi.extensions`, with jiti), as `pi -e` does. */
+	extensionPaths?: string[];
 	/**
 	 * Pi's `tools` selection. Default: read, bash and ls plus every extension tool (a list of only
 	 * +/- entries edits the default set; a plain list would be an allowlist hiding extension tools).
@@ -174,6 +176,7 @@ export async function makeSession(opts: SessionOptions = {}): Promise<TestSessio
 		noContextFiles: true,
 		disabledBuiltinExtensions: ["mcp", "codemode", "tool_search"],
 		extensionFactories: opts.extensions ?? [],
+		additionalExtensionPaths: opts.extensionPaths ?? [],
 	});
 	await resourceLoader.reload();
 	const sessionManager = opts.open

@@ -66,15 +66,25 @@ export interface Thresholds {
 	consolidateAfter: number;
 	/** A pending mark must cover at least this many characters. */
 	minFoldChars: number;
+	/** The newest tool batches of the current chapter that stay raw whatever folding would save (at least 3). */
+	rawBatches: number;
 }
 
-export const THRESHOLD_KEYS = ["maxTarget", "minTarget", "consolidateAfter", "minFoldChars"] as const;
+export const THRESHOLD_KEYS = ["maxTarget", "minTarget", "consolidateAfter", "minFoldChars", "rawBatches"] as const;
 
 /** What one runtime runs with: the options, checked, with the thresholds in force (the settings file may replace them). */
 export interface RuntimeSettings {
 	thresholds: Thresholds;
+	/**
+	 * The person fixed the band (maxTarget/minTarget in the options, or other than the defaults in the
+	 * settings file): commits fire at maxTarget and fold to minTarget. Otherwise the cost model decides
+	 * when and how far to fold, within maxTarget, for any model whose card prices a cache read.
+	 */
+	bandFixed: boolean;
 	providerInputBudget?: number;
 	blacklistAutoFoldTools: ReadonlySet<string>;
+	/** Milliseconds now, for the prompt cache's lifetime (default Date.now; a simulation passes its own). */
+	clock?: () => number;
 }
 
 /** Peek's default slice (a few thousand tokens) and largest slice, in UTF-8 bytes of a fold's text view. */
@@ -100,6 +110,12 @@ export function describeValue(value: unknown, max = 80): string {
 	if (typeof value === "function" || typeof value === "symbol") return `a ${typeof value}`;
 	return `${typeof value} ${String(value)}`;
 }
+
+/**
+ * How a reported problem stands: still to be dealt with (the default), repaired already, or to be
+ * repaired once the runtime settles what it waits for (`until`, e.g. a window repair made durable).
+ */
+export type ProblemState = "open" | "repaired" | { until: string };
 
 /** `value` as a record of fields when it is a plain object (not null, not an array); otherwise undefined. */
 export function asRecord(value: unknown): Record<string, unknown> | undefined {

@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { SettingsManager } from "@earendil-works/pi-coding-agent";
 import type { FauxCost } from "../../harness/pi-harness.ts";
 import { WORKLOAD_ROOT } from "../../harness/workload.ts";
+import type { PiFoldOptions } from "../../src/index.ts";
 import { firstPriceTier, type PriceTierLimit } from "../../src/meter/budget.ts";
 import { type ArmReport, type RequestRecord, summarizeArm } from "../../src/report/arm-report.ts";
 import type { IndexCoverage } from "../../src/report/index-coverage.ts";
@@ -244,7 +245,7 @@ export function floorAnalysis(
 	fold: ArmReport,
 	native: ArmReport,
 	none: ArmReport,
-	r = SCENARIOS.equal.targets.freshInputRatio as number,
+	r = SCENARIOS.equal.targets.freshInputRatio ?? 0.7,
 ): FloorAnalysis {
 	const floor = none.freshInput;
 	const target = r * native.freshInput;
@@ -319,7 +320,33 @@ export interface SessionResult {
 	recallTargets: RecallTarget[];
 	/** problems that make the run not what it claims (empty for a clean run) */
 	health: string[];
+	/** pi-fold under other policies, same session: the seed's fixed band, and a 10-batch working set */
+	policies: PolicyVariant[];
+	/** the physical floor: none's fresh input and output, with no cache read at all */
+	floorCost: number;
 }
+
+/** One policy run of the pi-fold arm, and what it cost. */
+export interface PolicyVariant {
+	name: string;
+	why: string;
+	report: ArmReport;
+	values: { recoverable: number; of: number };
+}
+
+/** The policies every scenario also runs pi-fold with: the seed's band, and the study's 10-turn rule. */
+const POLICY_VARIANTS: readonly { name: string; why: string; options: PiFoldOptions }[] = [
+	{
+		name: "seed band 0.8/0.4",
+		why: "the fixed band pi-fold began with: commit at 80% of the budget, fold down to 40%",
+		options: { thresholds: { maxTarget: 0.8, minTarget: 0.4 } },
+	},
+	{
+		name: "cost model, 10 batches raw",
+		why: "the cost model with the last 10 tool batches kept raw (observation masking's 10-turn rule)",
+		options: { thresholds: { rawBatches: 10 } },
+	},
+];
 
 const quantile = (xs: readonly number[], q: number) => {
 	const s = [...xs].sort((a, b) => a - b);
@@ -506,6 +533,14 @@ function targetsOf(
 	return out;
 }
 
+/** pi-fold's default policy must never cost more than the seed's band on the same session. */
+function policyTargets(fold: ArmReport, policies: readonly PolicyVariant[]): TargetResult[] {
+	const band = policies.find((p) => p.name.startsWith("seed band"));
+	if (!band) return [];
+	const measured = round(ratioOf(fold.cost, band.report.cost));
+	return [{ what: "cost, pi-fold / seed band", measured, needed: "<= 1", met: measured <= 1 }];
+}
+
 /** The shared Pi settings: only the compaction flags given (Pi's defaults otherwise). */
 function sharedSettingsOf(o: SessionOptions): Record<string, unknown> {
 	const compaction = {
@@ -538,7 +573,7 @@ export async function runSessionCompare(
 		...(o.cost ? { cost: o.cost } : {}),
 	};
 	if (o.keepSessions) mkdirSync(o.keepSessions, { recursive: true });
-	const total = (o.warmup ? ARMS.length : 0) + ARMS.length + 1;
+	const total = (o.warmup ? ARMS.length : 0) + ARMS.length + 1 + POLICY_VARIANTS.length;
 	let started = 0;
 	const tracked = (run: string, c: ArmConfig) => trackRun(c, { run, index: ++started, runs: total }, onProgress);
 	if (o.warmup) {
@@ -552,6 +587,17 @@ export async function runSessionCompare(
 		runs[arm] = await runArm(arm, tracked(arm, { ...cfg, ...keep }));
 	}
 	const noSearch = await runArm("pi-fold", tracked("pi-fold without search", { ...cfg, recallSearch: false }));
+	const policies: PolicyVariant[] = [];
+	for (const v of POLICY_VARIANTS) {
+		const run = await runArm("pi-fold", tracked(`pi-fold, ${v.name}`, { ...cfg, piFoldOptions: v.options }));
+		const recoverable = run.values.filter((x) => x.outcome === "visible" || x.outcome === "recovered").length;
+		policies.push({
+			name: v.name,
+			why: v.why,
+			report: report(run, o.card),
+			values: { recoverable, of: run.values.length },
+		});
+	}
 	const index = { workload: runs["pi-fold"].fold?.index, fixture: await fixtureIndex() };
 	const reports = {} as Record<ArmName, ArmReport>;
 	const costs = {} as Record<ArmName, CostParts>;
@@ -585,7 +631,12 @@ export async function runSessionCompare(
 					aboveTier: Object.fromEntries(ARMS.map((a) => [a, aboveTier(runs[a], tier)])) as Record<ArmName, number>,
 				}
 			: {}),
-		targets: targetsOf(reports, costs, floor, runs, budget, o.card, scenario.targets, tier),
+		targets: [
+			...targetsOf(reports, costs, floor, runs, budget, o.card, scenario.targets, tier),
+			...policyTargets(reports["pi-fold"], policies),
+		],
+		policies,
+		floorCost: costs.none.freshInput + costs.none.output,
 		noSearch,
 		noSearchReport: report(noSearch, o.card),
 		index,

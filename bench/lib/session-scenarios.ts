@@ -60,22 +60,26 @@ export const TIERED_COST: FauxCost = {
 	tiers: [{ inputTokensAbove: 272_000, input: 10, output: 45, cacheRead: 1, cacheWrite: 0 }],
 };
 
+/** The default card's base rates as a catalog cost: $5 in / $0.50 cache read / $30 out per M, writes at the input rate. */
+export const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
+
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
 	equal: {
 		name: "equal",
 		title: "equal window, no price tier",
-		defaults: { stages: 64, seed: 7, window: 100_000, maxTokens: 4096, readLines: "400-2000", summaryChars: 6000 },
+		defaults: { stages: 64, seed: 7, window: 200_000, maxTokens: 4096, readLines: "400-2000", summaryChars: 6000 },
 		why:
-			"The defaults are Pi's and pi-fold's own: a 100,000-token window, Pi's compaction settings and pi-fold's " +
-			"default options, so both policies serve the same window (an earlier setup lowered Pi's threshold to half a 200k " +
-			"window for native only: not like for like). Reads of 400-2000 lines make 64 stages large enough for " +
-			"native compaction to fire at least twice. Any flag still overrides (e.g. --window 200000 --reserve-tokens 100000).",
+			"The defaults are Pi's and pi-fold's own: a 200,000-token window (what today's coding models serve), Pi's " +
+			"compaction settings and pi-fold's default options, so both policies serve the same window (an earlier setup " +
+			"lowered Pi's threshold to half the window for native only: not like for like). Reads of 400-2000 lines make " +
+			"64 stages large enough for native compaction to fire. Any flag still overrides (e.g. --window 100000). " +
+			"The model declares the default card's base prices as its own cost, as a catalog model does, so pi-fold can price a commit.",
+		cost: EQUAL_COST,
 		targets: {
-			costRatio: 1.0,
-			freshInputRatio: 0.7,
+			costRatio: 0.6,
 			totalTokensRatio: 1.0,
 			peakShareOfBudget: 0.85,
-			nativeCompactions: 2,
+			nativeCompactions: 1,
 		},
 		files: { json: "session.json", svg: "session.svg" },
 	},

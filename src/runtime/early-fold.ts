@@ -1,8 +1,10 @@
-// A fold before the next request, while Pi is idle: a person's /fold, or a model switch to a
-// smaller budget the window already reaches. The commit is planned now (its folds durable in the
-// store at once) and shown on the next request through the /fold bridge, so the first request of
-// the next prompt is already folded; the same marks commit at that prompt's first turn_end, where
-// they project to exactly the messages shown.
+// A fold before the next request: a person's /fold while Pi is idle, a model switch to a smaller
+// budget the window already reaches, or a prompt whose first request already reaches the commit
+// threshold (no turn boundary comes before a prompt's first request: after commits failed on a
+// full disk, say, it would go out past the budget and the fence would stop it). The commit is
+// planned now (its folds durable in the store at once) and shown on that request through the /fold
+// bridge; the same marks commit at that prompt's first turn_end, where they project to exactly the
+// messages shown.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FoldBridge } from "../edits/fold-bridge.ts";
 import type { Meter, Model } from "../meter/meter.ts";
@@ -29,6 +31,8 @@ export interface EarlyFoldDeps {
 
 export class EarlyFold {
 	readonly #deps: EarlyFoldDeps;
+	/** A prompt started: its first request has no boundary before it. */
+	#promptStarted = false;
 
 	constructor(deps: EarlyFoldDeps) {
 		this.#deps = deps;
@@ -58,6 +62,41 @@ export class EarlyFold {
 		this.#deps.problem(
 			"model_select",
 			`nothing folded for ${modelKey(model)}'s budget before the next request: ${early.reason}`,
+		);
+	}
+
+	/** Pi's `agent_start`: the next request is a prompt's first. */
+	promptStarted(): void {
+		this.#promptStarted = true;
+	}
+
+	/**
+	 * The `context` event, before the request is recorded: a prompt's first request is measured as a
+	 * boundary measures the next request, and when it reaches the commit threshold it is folded
+	 * first (only what lands it at minTarget) and shown folded; the fence then stops only what
+	 * folding could not fix. Other requests come after a boundary that already decided.
+	 */
+	async beforeRequest(messages: readonly unknown[], ctx: ExtensionContext): Promise<void> {
+		if (!this.#promptStarted) return;
+		this.#promptStarted = false;
+		const { meter, staged, bridge, repair, settings } = this.#deps;
+		if (staged.fold !== undefined || bridge.armed || repair.armed) return;
+		const budget = meter.budget(ctx.model);
+		if (!budget.ok) return;
+		const occupancy = meter.occupancy(messages, ctx.model, budget.budget);
+		const need = commitNeed(occupancy, settings.thresholds);
+		if (need <= 0) return;
+		this.#deps.remeasured(occupancy);
+		staged.requestFold();
+		const early = await this.prepare(ctx, need);
+		if (early.ok) return;
+		staged.takeFold();
+		// Nothing to fold and below the budget: the request goes out as it is, nothing went wrong.
+		const pending = this.#deps.sync(ctx.sessionManager)?.lattice.pending().length ?? 0;
+		if (occupancy.share <= 1 && pending === 0) return;
+		this.#deps.problem(
+			"context",
+			`a prompt's first request at ${Math.round(occupancy.share * 100)}% of the budget could not be folded before it was sent: ${early.reason}`,
 		);
 	}
 
