@@ -222,6 +222,30 @@ export async function makeSession(opts: SessionOptions = {}): Promise<TestSessio
 	};
 }
 
+/**
+ * A prompt cache that expires: the faux provider reads back the previous request's prefix only when
+ * it went out within `ttlSeconds` of this one by `clock` (a simulation's time); past that, the
+ * request is written to the cache whole, as a provider whose entry expired would bill it. The
+ * provider's cache is keyed by session id, so an expiry starts a new key.
+ */
+export function expireCache(h: Pick<TestSession, "faux">, ttlSeconds: number, clock: () => number): void {
+	const provider = h.faux.provider as unknown as Record<"stream" | "streamSimple", (...a: unknown[]) => unknown>;
+	let last: number | undefined;
+	let epoch = 0;
+	const keyed = (options: unknown): unknown => {
+		const o = options as { sessionId?: string } | undefined;
+		if (!o?.sessionId) return options;
+		const now = clock();
+		if (last !== undefined && now - last > ttlSeconds * 1000) epoch++;
+		last = now;
+		return { ...o, sessionId: `${o.sessionId}#${epoch}` };
+	};
+	for (const name of ["stream", "streamSimple"] as const) {
+		const original = provider[name];
+		provider[name] = (model: unknown, context: unknown, options: unknown) => original(model, context, keyed(options));
+	}
+}
+
 /** The text blocks of a message, joined. */
 export function textOf(message: Pick<Message, "content">): string {
 	const { content } = message;

@@ -16,9 +16,9 @@ import { cardOfModel, costOf, DEFAULT_PRICE_CARD, tierOf } from "../src/report/p
 afterAll(removeTempDirs);
 
 describe("the benchmark's flags pick the scenarios", () => {
-	it("both by default, each with its own defaults; the tiered model's own cost prices its requests", async () => {
+	it("all by default, each with its own defaults; the tiered model's own cost prices its requests", async () => {
 		const args = await parseSessionArgs([]);
-		expect(args.scenarios).toEqual(["equal", "tiered"]);
+		expect(args.scenarios).toEqual(["equal", "tiered", "idle"]);
 		expect(args.options.scenario).toBe("equal");
 		const equal = args.optionsFor("equal");
 		expect(equal).toMatchObject({ window: 200_000, maxTokens: 4096, stages: 64 });
@@ -42,7 +42,9 @@ describe("the benchmark's flags pick the scenarios", () => {
 		expect(args.options).toMatchObject({ scenario: "tiered", stages: 80, cost: TIERED_COST });
 		expect(args.options.card.name).toBe("flat");
 		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(SessionArgsError);
-		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(/--scenario must be equal, tiered or both/);
+		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(
+			/--scenario must be equal, tiered, idle or all/,
+		);
 	});
 });
 

@@ -242,6 +242,42 @@ describe("search on a real session", () => {
 		}
 	});
 
+	it("standing folds under a pending mark (a mark that took committed roots): every match listed, peek lands on it", () => {
+		const file = agent.h.session.sessionManager.getSessionFile();
+		if (!file) throw new Error("no session file");
+		const parsed = parseOptions({});
+		if (!parsed.ok) throw new Error(parsed.problems.join("; "));
+		const rt = new FoldRuntime(nodeCore(), parsed.settings);
+		rt.open(SessionManager.open(file) as never);
+		const l = rt.lattice;
+		if (!l) throw new Error("not opened");
+		// One mark over the first two visible roots, committed folds with planted values inside.
+		const roots = l.rootSpans().filter((r) => r.state === "committed");
+		const [first, second] = [roots[0], roots[1]];
+		const marked = l.clone();
+		const m = marked.markMany([{ from: l.entryAt(first.start).id, to: l.entryAt(second.end - 1).id, kind: "chapter" }]);
+		if (!m.ok) throw new Error(m.reason);
+		rt.adopt(marked);
+		const inside = values.filter((v) => {
+			const p = marked.position(plantedEntry(v.stage)) ?? -1;
+			return p >= first.start && p < second.end;
+		});
+		expect(inside.length).toBeGreaterThan(0);
+		const acts = new FoldActions(rt, () => undefined);
+		const r = acts.search({ query: "check value", limit: 30 });
+		if (!r.ok) throw new Error(r.reason);
+		expect(r.answer.hits).toHaveLength(r.answer.total);
+		for (const v of inside) {
+			const hit = r.answer.hits.find((h) => h.entryId === plantedEntry(v.stage));
+			expect(hit, `stage ${v.stage}`).toBeDefined();
+			if (!hit) continue;
+			const line = `check value: ${v.value}`;
+			const peek = acts.peek(hit.fold, { offset: hit.offset, bytes: line.length });
+			if (!peek.ok) throw new Error(peek.reason);
+			expect(peek.slice.text).toBe(line);
+		}
+	});
+
 	it("a corrupted store object: search names the fold and the hash as peek does; the other folds are searched", () => {
 		const file = agent.h.session.sessionManager.getSessionFile();
 		if (!file) throw new Error("no session file");

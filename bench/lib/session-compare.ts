@@ -78,6 +78,10 @@ export interface SessionOptions {
 	cost?: FauxCost;
 	/** a directory to copy each arm's session file into, as <scenario>-<arm>.jsonl (for `pi-fold replay`) */
 	keepSessions?: string;
+	/** prompts of `every` stages with idle gaps (the scenario's; none by default) */
+	idle?: { every: number; gapSeconds: number };
+	/** also run pi-fold under the other policies (the seed band, a 10-batch working set): the benchmark does, the demo not */
+	comparePolicies?: boolean;
 }
 
 export class SessionArgsError extends Error {
@@ -85,7 +89,7 @@ export class SessionArgsError extends Error {
 }
 
 export const SESSION_FLAGS_HELP =
-	"--scenario equal|tiered|both --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
+	"--scenario equal|tiered|idle|all --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
 	"--keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR " +
 	"--keep-sessions DIR --no-warmup";
 
@@ -150,10 +154,10 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<Session
 		throw new SessionArgsError(`${(e as Error).message} (flags: ${SESSION_FLAGS_HELP})`);
 	}
 	const str = (k: string) => flags[k] as string | undefined;
-	const which = str("scenario") ?? "both";
-	const scenarios = which === "both" ? [...SCENARIO_NAMES] : SCENARIO_NAMES.filter((n) => n === which);
+	const which = str("scenario") ?? "all";
+	const scenarios = which === "all" ? [...SCENARIO_NAMES] : SCENARIO_NAMES.filter((n) => n === which);
 	if (scenarios.length === 0) {
-		throw new SessionArgsError(`--scenario must be ${SCENARIO_NAMES.join(", ")} or both, got "${which}"`);
+		throw new SessionArgsError(`--scenario must be ${SCENARIO_NAMES.join(", ")} or all, got "${which}"`);
 	}
 	let given: PriceCard | undefined;
 	const cardFile = str("price-card");
@@ -183,6 +187,7 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<Session
 			card: given ?? scenarioCard(scenario) ?? DEFAULT_PRICE_CARD,
 			warmup: flags["no-warmup"] !== true,
 			...(scenario.cost ? { cost: scenario.cost } : {}),
+			...(d.idle ? { idle: d.idle } : {}),
 			...(keep !== undefined ? { keepSessions: resolve(keep) } : {}),
 		};
 		if (options.reserveTokens !== undefined && options.reserveTokens >= options.window) {
@@ -541,6 +546,20 @@ function policyTargets(fold: ArmReport, policies: readonly PolicyVariant[]): Tar
 	return [{ what: "cost, pi-fold / seed band", measured, needed: "<= 1", met: measured <= 1 }];
 }
 
+/** The idle scenario's point: commits made where a cold cache made the rewrite free. */
+function coldTargets(run: ArmRun, t: ScenarioTargets): TargetResult[] {
+	if (t.coldCommits === undefined) return [];
+	const measured = run.fold?.coldCommits ?? 0;
+	return [
+		{
+			what: "pi-fold commits on a cold cache",
+			measured,
+			needed: `>= ${t.coldCommits}`,
+			met: measured >= t.coldCommits,
+		},
+	];
+}
+
 /** The shared Pi settings: only the compaction flags given (Pi's defaults otherwise). */
 function sharedSettingsOf(o: SessionOptions): Record<string, unknown> {
 	const compaction = {
@@ -571,9 +590,10 @@ export async function runSessionCompare(
 		readLines: o.readLines,
 		root: o.root,
 		...(o.cost ? { cost: o.cost } : {}),
+		...(o.idle ? { idle: o.idle } : {}),
 	};
 	if (o.keepSessions) mkdirSync(o.keepSessions, { recursive: true });
-	const total = (o.warmup ? ARMS.length : 0) + ARMS.length + 1 + POLICY_VARIANTS.length;
+	const total = (o.warmup ? ARMS.length : 0) + ARMS.length + 1 + (o.comparePolicies ? POLICY_VARIANTS.length : 0);
 	let started = 0;
 	const tracked = (run: string, c: ArmConfig) => trackRun(c, { run, index: ++started, runs: total }, onProgress);
 	if (o.warmup) {
@@ -588,7 +608,7 @@ export async function runSessionCompare(
 	}
 	const noSearch = await runArm("pi-fold", tracked("pi-fold without search", { ...cfg, recallSearch: false }));
 	const policies: PolicyVariant[] = [];
-	for (const v of POLICY_VARIANTS) {
+	for (const v of o.comparePolicies ? POLICY_VARIANTS : []) {
 		const run = await runArm("pi-fold", tracked(`pi-fold, ${v.name}`, { ...cfg, piFoldOptions: v.options }));
 		const recoverable = run.values.filter((x) => x.outcome === "visible" || x.outcome === "recovered").length;
 		policies.push({
@@ -634,6 +654,7 @@ export async function runSessionCompare(
 		targets: [
 			...targetsOf(reports, costs, floor, runs, budget, o.card, scenario.targets, tier),
 			...policyTargets(reports["pi-fold"], policies),
+			...coldTargets(runs["pi-fold"], scenario.targets),
 		],
 		policies,
 		floorCost: costs.none.freshInput + costs.none.output,

@@ -119,6 +119,7 @@ export function targetsText(r: SessionResult): string {
 
 /** pi-fold's policy against native, the seed band and the physical floor, and the policies beside it. */
 export function policiesText(r: SessionResult): string {
+	if (r.policies.length === 0) return "";
 	const native = r.reports.native.cost;
 	const fold = r.reports["pi-fold"];
 	const rows = [

@@ -146,6 +146,11 @@ function onCoreMissing(pi: ExtensionAPI, guard: Guard): void {
 /** Each request about to go out: recorded (a bridge may show on it), then fenced. */
 function onRequests(pi: ExtensionAPI, guard: Guard, listener: BoundaryListener): void {
 	pi.on("agent_start", () => void guard.run("agent_start", (rt) => rt.early.promptStarted()));
+	// Pi's idle prompt-cache refresh: stopped when the next request rewrites that prefix anyway.
+	pi.on("cache_warming_decision", (e) => {
+		const action = guard.run("cache_warming_decision", (rt) => rt.timing.warming(e.action));
+		return action ? { action } : undefined;
+	});
 	pi.on("context", async (e, ctx) => {
 		// A prompt's first request reaching the commit threshold is folded first (no boundary came before it).
 		await guard.runAsync("context", (rt) => rt.early.beforeRequest(e.messages, ctx));

@@ -55,8 +55,11 @@ export interface PolicyStatus {
 	cache: CacheVerdict;
 	/** The last boundary's reckoning under the cost model. */
 	last?: CommitDecision & { freed: number; rewrite: number; growth: number; turn: number; commit: boolean };
-	/** The last commit made on a cold cache. */
+	/** The last commit made on a cold cache, and how many were. */
 	lastCold?: { turn: number; freed: number };
+	coldCommits: number;
+	/** Pi's idle cache refreshes stopped because the next request rewrites anyway. */
+	warmingStopped: number;
 }
 
 export interface RuntimeStatus {

@@ -20,6 +20,10 @@ export class CommitTiming {
 	#last: PolicyStatus["last"];
 	#lastCold: PolicyStatus["lastCold"];
 	#due = false;
+	#coldCommits = 0;
+	#turn = -1;
+	/** Idle cache refreshes pi-fold told Pi to skip: the next request rewrites that prefix anyway. */
+	#warmingStopped = 0;
 	/** The model of the last decision: status speaks of it. */
 	#model: Model;
 
@@ -62,12 +66,16 @@ export class CommitTiming {
 		};
 	}
 
-	/** This boundary's decision; `turn` names it in status. */
-	decide(open: Open, occupancy: Occupancy, model: Model, turn: number): PolicyOutcome {
+	/** The decision for the next request; `turn` names it in status (default: the last one named). */
+	decide(open: Open, occupancy: Occupancy, model: Model, turn = this.#turn): PolicyOutcome {
+		this.#turn = turn;
 		const { out, cache } = this.#evaluate(open, occupancy, model, this.#settings.thresholds.rawBatches);
 		this.#due = false;
 		if (out.cost) this.#last = { ...out.cost, turn, commit: out.need > 0 };
-		if (out.need > 0 && out.cost && cache.state === "cold") this.#lastCold = { turn, freed: out.cost.freed };
+		if (out.need > 0 && out.cost && cache.state === "cold") {
+			this.#lastCold = { turn, freed: out.cost.freed };
+			this.#coldCommits++;
+		}
 		return out;
 	}
 
@@ -107,6 +115,20 @@ export class CommitTiming {
 		return { out, cache };
 	}
 
+	/**
+	 * Pi's `cache_warming_decision` while idle: a refresh of a prefix the next request rewrites is
+	 * money burned, so it stops when a commit is due there; a refresh Pi goes on with keeps the
+	 * cache warm, as a request would.
+	 */
+	warming(action: "warm" | "stop"): "stop" | undefined {
+		if (this.#due) {
+			this.#warmingStopped++;
+			return "stop";
+		}
+		if (action === "warm") this.#meter.pace.warmed();
+		return undefined;
+	}
+
 	/** Every pending mark, stalest first, as the policy weighs it. */
 	#weigh(open: Open, model: Model): WeighedMark[] {
 		const { lattice } = open;
@@ -140,6 +162,8 @@ export class CommitTiming {
 			cache: this.#meter.pace.cache(cacheTtlSeconds(model)),
 			...(this.#last ? { last: this.#last } : {}),
 			...(this.#lastCold ? { lastCold: this.#lastCold } : {}),
+			coldCommits: this.#coldCommits,
+			warmingStopped: this.#warmingStopped,
 		};
 	}
 }

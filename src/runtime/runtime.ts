@@ -87,6 +87,7 @@ export class FoldRuntime implements RuntimePort {
 			settle: (until: string) => this.#problems.settle(until),
 			sync: (sm: SessionView) => this.sync(sm),
 			commitDeps: () => this.#commitDeps(),
+			timing: this.#commitTiming,
 			remeasured: (occupancy: Occupancy) => {
 				this.#occupancy = occupancy;
 			},
@@ -109,8 +110,7 @@ export class FoldRuntime implements RuntimePort {
 			unmeasured: (lattice, tokens) => this.#session.unmeasured({ lattice, tokens }),
 		});
 		const [boundary, requests, compaction, session] = [this.#boundary, this.#requests, this.#compaction, this.#session];
-		const timing = this.#commitTiming;
-		this.#quiet = new QuietTurns({ ...parts, boundary, requests, compaction, session, timing, append });
+		this.#quiet = new QuietTurns({ ...parts, boundary, requests, compaction, session, append });
 	}
 
 	// ---- the read-only view ----
@@ -184,11 +184,6 @@ export class FoldRuntime implements RuntimePort {
 	/** Whether a /fold planned while idle is armed to show on the next request, and whether one did. */
 	get bridge(): { readonly armed: boolean; readonly shown: boolean } {
 		return { armed: this.#bridge.armed, shown: this.#bridge.shown };
-	}
-
-	/** Overflow continuations given so far. */
-	get overflowGuard(): { readonly continuations: number } {
-		return { continuations: this.#compaction.continuations };
 	}
 
 	/** What happened to Pi's compaction requests (a copy). */
@@ -297,6 +292,11 @@ export class FoldRuntime implements RuntimePort {
 	}
 
 	/** A fold before the next request: a model switch (model_select), a prompt's first request (agent_start, context). */
+	/** When commits pay, and what Pi's idle cache refreshes are worth. */
+	get timing(): Pick<CommitTiming, "warming"> {
+		return this.#commitTiming;
+	}
+
 	get early(): Pick<EarlyFold, "modelSelected" | "promptStarted" | "beforeRequest"> {
 		return this.#early;
 	}
