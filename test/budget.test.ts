@@ -191,7 +191,7 @@ describe("serving budget: price tiers", () => {
 		expect(budgetText(served(model, 100_000))).toBe(
 			"100,000 (providerInputBudget; model's price tier 2x above 272,000; window 400,000)",
 		);
-		expect(limitText(above)).toBe("providerInputBudget");
+		expect(limitText(above)).toBe("providerInputBudget; window 400k");
 		expect(served(undefined, 50_000)).toMatchObject({ budget: 50_000, limit: "providerInputBudget" });
 		expect(budgetText(served(undefined, 50_000))).toBe("50,000 (providerInputBudget)");
 	});

@@ -116,7 +116,12 @@ describe("/fold and /fold-status on a real session", () => {
 		expect(note.message).toMatch(
 			/^in the window: 0 folds shown as a short brief each, 0 expanded, \d+ messages in full;/m,
 		);
-		expect(note.message).toContain(`pending marks: ${marks.length}, would free ~`);
+		expect(note.message).toMatch(
+			new RegExp(
+				`^pending marks: ${marks.length}, ~[\\d.]+k? of the window \\(the fold bar's "pending"\\); folding them at the next commit would free ~`,
+				"m",
+			),
+		);
 		for (const id of marks) expect(note.message).toMatch(new RegExp(`^ {2}${id} [a-z-]+: frees ~[\\d.]+k?$`, "m"));
 		expect(note.message).toMatch(/^pins: 0 messages held in full through every commit/m);
 		expect(note.message).toContain("so far: 0 commits");

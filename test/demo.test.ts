@@ -133,14 +133,25 @@ describe("npm run demo on a terminal", () => {
 				110_000,
 			);
 			const drawn = pty.drawn();
-			// Without the warm-up (a run of each arm the demo makes first, shown as "warm-up <arm>"): the
-			// arms, then pi-fold without search.
-			const runs = [...ARMS, "pi-fold without search"];
-			for (const [i, arm] of runs.entries()) {
-				for (let stage = 1; stage <= stages; stage++) {
-					expect(drawn).toContain(`pi-fold demo: run ${i + 1}/${runs.length}, ${arm}: stage ${stage}/${stages}`);
-				}
+			// Every run the comparison makes, numbered of the same total, each through every stage.
+			const runs = new Map<number, { name: string; total: number; stages: Set<number> }>();
+			for (const m of drawn.matchAll(/pi-fold demo: run (\d+)\/(\d+), (.+?): stage (\d+)\/(\d+)/g)) {
+				expect(Number(m[5])).toBe(stages);
+				const run = runs.get(Number(m[1])) ?? { name: m[3], total: Number(m[2]), stages: new Set<number>() };
+				expect(run.name).toBe(m[3]);
+				run.stages.add(Number(m[4]));
+				runs.set(Number(m[1]), run);
 			}
+			const total = runs.get(1)?.total ?? 0;
+			expect([...runs.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+			for (const run of runs.values()) {
+				expect(run.total).toBe(total);
+				expect([...run.stages].sort()).toEqual(Array.from({ length: stages }, (_, i) => i + 1));
+			}
+			// Without the warm-up (a run of each arm the demo makes first, shown as "warm-up <arm>"): the
+			// arms first, then pi-fold without search.
+			const first = [...ARMS, "pi-fold without search"];
+			expect(first.map((_, i) => runs.get(i + 1)?.name)).toEqual(first);
 			expect(screen.some((r) => r.startsWith("Kept: with pi-fold"))).toBe(true);
 			expect(screen.filter((r) => r.includes("pi-fold demo:"))).toEqual([]);
 		} finally {

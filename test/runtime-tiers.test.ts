@@ -138,7 +138,7 @@ describe("a model with a 2x price tier far below its window, pi-fold's defaults"
 		const why = "price tier: 2x above 20,000; window 60,000";
 		expect(s.status).toContain(`budget: 20,000 tokens (${why}), model ${FAUX_PROVIDER}/faux-1`);
 		expect(s.foldStatus).toContain(`20k is pi-fold's budget for it (set by ${why})`);
-		expect(s.bar).toMatch(/ of 20k \(price tier: 2x above; window 60k\)/);
+		expect(s.bar).toMatch(/ of 20k budget \(price tier: 2x above; window 60k\)/);
 		expect(s.editor).toContain(`budget 20,000 (${why})`);
 	});
 });
@@ -200,7 +200,7 @@ describe("a model switch mid-session", () => {
 		expect(rt.bridge.armed).toBe(false); // under the new commit threshold: nothing to fold yet
 		const s = surfaces(fold as PiFold, h);
 		expect(s.status).toContain("budget: 24,000 tokens (price tier: 2x above 24,000; window 60,000)");
-		expect(s.bar).toMatch(/ of 24k \(price tier: 2x above; window 60k\)/);
+		expect(s.bar).toMatch(/ of 24k budget \(price tier: 2x above; window 60k\)/);
 	});
 
 	it("the next commit uses the new budget: it fires at maxTarget of the tier, and no request passes it", async () => {

@@ -123,6 +123,18 @@ describe("the TUI under a pty", () => {
 		const bar = closed.filter((r) => r.includes("pi-fold ▕") || r.includes("incl. staged")).join(" ");
 		expect(BAR.exec(bar)?.slice(1)).toEqual([percent, budget]);
 		expect(bar).toContain(`incl. staged expand ${staged}`);
+		// The bar's base is pi-fold's budget, and it names the model's window, the base of Pi's footer.
+		const footerWindow = /\d+(?:\.\d+)?%\/([\d.]+k)/.exec(text(closed))?.[1];
+		expect(footerWindow).toBeDefined();
+		expect(bar).toContain(`of ${budget} budget (`);
+		expect(bar).toContain(`window ${footerWindow}`);
+		// One count everywhere: the staged expand is no longer counted folded in the bar.
+		const [, folded, expanded, marks] = /(\d+) folded · (\d+) expanded · (\d+) marks/.exec(text(edited)) ?? [];
+		expect(Number(expanded)).toBeGreaterThan(0);
+		const part = (name: string) => /(\S+) \((\d+)\)/.exec(bar.slice(bar.indexOf(` ${name} `) + name.length + 2)) ?? [];
+		const inBar = (name: string) => (bar.includes(` ${name} `) ? Number(part(name)[2]) : 0);
+		expect(inBar("deep") + inBar("folded")).toBe(Number(folded));
+		expect(inBar("pending")).toBe(Number(marks));
 		pty.send("/fold-status");
 		await sleep(300);
 		pty.send("\r");
@@ -130,6 +142,13 @@ describe("the TUI under a pty", () => {
 		const line = status.find((r) => r.includes("pi-fold: window ~")) ?? "";
 		expect(FIGURE.exec(line)?.slice(1)).toEqual([tokens, budget, percent]);
 		expect(text(status)).toContain(`staged for the next turn: expand ${staged} (counted in the window)`);
+		// The pending marks: the bar's figure for what they take of the window, and the same count.
+		expect(text(status)).toContain(
+			`pending marks: ${marks}, ~${part("pending")[1]} of the window (the fold bar's "pending")`,
+		);
+		expect(text(status)).toMatch(
+			new RegExp(`in the window: ${folded} folds? shown as a short brief each.*, ${expanded} expanded`),
+		);
 	});
 
 	it("/fold-search: every match can be reached in the picker, Esc lists them in words, a match opens at a line", async () => {

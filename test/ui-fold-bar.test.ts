@@ -267,7 +267,9 @@ describe("the window composition of a real session, and the bar drawn from it", 
 
 	it("the bar is set at session start and at boundaries, one line within the width, from the runtime's figures", () => {
 		expect(atSessionStart.map((w) => w.key)).toEqual([FOLD_BAR_KEY]);
-		expect(atSessionStart[0].lines?.[0]).toMatch(/^pi-fold ▕ +▏ 0% of 14k \(providerInputBudget\) · raw 0$/);
+		expect(atSessionStart[0].lines?.[0]).toMatch(
+			/^pi-fold ▕ +▏ 0% of 14k budget \(providerInputBudget; window [\d.]+k\) · raw 0$/,
+		);
 		for (const w of widgets) {
 			expect(w.key).toBe(FOLD_BAR_KEY);
 			for (const line of w.lines ?? []) expect(line.length).toBeLessThanOrEqual(MAX_LINE_WIDTH);
@@ -276,8 +278,10 @@ describe("the window composition of a real session, and the bar drawn from it", 
 			const { composition: c, turn } = b;
 			const line = b.bar?.join("\n") ?? "";
 			const share = (c.occupancy?.tokens ?? 0) / BUDGET;
-			expect(line, `turn ${turn}`).toContain(
-				`▏ ${Math.round(share * 100)}% of ${formatTokens(BUDGET)} (providerInputBudget) · `,
+			expect(line, `turn ${turn}`).toMatch(
+				new RegExp(
+					`▏ ${Math.round(share * 100)}% of ${formatTokens(BUDGET)} budget \\(providerInputBudget; window [\\d.]+k\\) · `,
+				),
 			);
 			const folded = c.counts.visibleFolds - c.counts.deepFolds;
 			if (folded > 0) expect(line, `turn ${turn}`).toMatch(new RegExp(`folded [0-9.]+k? \\(${folded}\\)`));
@@ -325,7 +329,9 @@ describe("the bar's layout", () => {
 	it("names every part with its count, in bar order, wrapping only what does not fit", () => {
 		const lines = foldBarLines(composition());
 		const text = lines.join(" · ").replace(/ +/g, " ");
-		expect(text).toContain("59% of 200k · deep 3.1k (1) · folded 12k (6) · pending 20k (2) · raw 80k · pinned 2k");
+		expect(text).toContain(
+			"59% of 200k budget · deep 3.1k (1) · folded 12k (6) · pending 20k (2) · raw 80k · pinned 2k",
+		);
 		for (const line of lines) expect(line.length).toBeLessThanOrEqual(MAX_LINE_WIDTH);
 		expect(lines.length).toBeLessThanOrEqual(2);
 		// 59% of 12 cells is 7: deep, folded, pending, raw, pinned by largest remainder.
@@ -341,8 +347,8 @@ describe("the bar's layout", () => {
 			occupancy: { tokens: 8_000, budget: 10_000, share: 0.8 },
 			counts: { visibleFolds: 0, deepFolds: 0, folds: 0, pendingMarks: 0, pins: 0 },
 		});
-		expect(foldBarLines(c)).toEqual([`pi-fold ▕${"░".repeat(7)}${" ".repeat(5)}▏ 60% of 10k · raw 6k`]);
-		expect(foldBarLines(c, { measured: true })).toEqual([`pi-fold ▕${"░".repeat(10)}  ▏ 80% of 10k · raw 8k`]);
+		expect(foldBarLines(c)).toEqual([`pi-fold ▕${"░".repeat(7)}${" ".repeat(5)}▏ 60% of 10k budget · raw 6k`]);
+		expect(foldBarLines(c, { measured: true })).toEqual([`pi-fold ▕${"░".repeat(10)}  ▏ 80% of 10k budget · raw 8k`]);
 	});
 
 	it("fills the bar when over budget, and says so when there is no budget", () => {
@@ -434,7 +440,9 @@ describe("in Pi's RPC mode (the real CLI)", () => {
 		// Plain text for RPC clients: no escape codes.
 		for (const b of bars) expect(b.text).not.toContain("\x1b");
 		expect(bars[0].text).toMatch(
-			new RegExp(`^pi-fold ▕ +▏ 0% of ${formatTokens(UI_HOST_BUDGET)} \\(providerInputBudget\\) · raw 0$`),
+			new RegExp(
+				`^pi-fold ▕ +▏ 0% of ${formatTokens(UI_HOST_BUDGET)} budget \\(providerInputBudget; window [\\d.]+k\\) · raw 0$`,
+			),
 		);
 		// Per turn, in record order: from its turn_start, the bar pi-fold's boundary sets at its turn_end
 		// and the entries that boundary appends (a commit's edits and receipt), or the bar it sets as the

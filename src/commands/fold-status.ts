@@ -4,8 +4,10 @@
 // far and anything that went wrong. Each term gets its word of explanation where it first appears;
 // the agent's `pi_fold_context status` keeps every internal counter.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { CompositionCache, windowComposition } from "../operations/composition.ts";
 import { problemLines, type RuntimeStatus } from "../operations/status.ts";
 import type { FoldHandle } from "../operations/view.ts";
+import { barFigures } from "../ui/fold-bar.ts";
 import { formatTokens, percentOf, stagedNote, windowFigure, windowText } from "../ui/window-figure.ts";
 import type { CommandAnswer } from "./fold.ts";
 
@@ -63,10 +65,14 @@ export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): Comman
 
 	const marks = over.overview.marks;
 	const origin = new Map(status.pendingMarks.map((m) => [m.id, m]));
+	// What the marked spans take in the window now: the fold bar's "pending", the same figure.
+	const composition = windowComposition(rt, new CompositionCache(), ctx.model, lattice);
+	const inWindow = composition ? barFigures(composition, true, figure).parts.pending : undefined;
 	lines.push(
 		marks.length === 0
 			? "pending marks: none (a mark is a finished span chosen to fold at the next commit; it costs nothing until then)"
-			: `pending marks: ${marks.length}, would free ~${formatTokens(a.marksFree)} at the next commit (spans chosen to fold; until then they change nothing)`,
+			: `pending marks: ${marks.length}${inWindow === undefined ? "" : `, ~${formatTokens(inWindow)} of the window (the fold bar's "pending")`}; ` +
+					`folding them at the next commit would free ~${formatTokens(a.marksFree)}, their briefs staying (until then they change nothing)`,
 	);
 	for (const m of marks.slice(0, LISTED)) {
 		const o = origin.get(m.id);

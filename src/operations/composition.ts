@@ -141,16 +141,19 @@ function underPendingMarks(lattice: ReadonlyLattice, pending: readonly FoldView[
 /**
  * The composition of the next request of the runtime's open session, or undefined when no session
  * is open. `model` is the session's model (for the calibration ratio, and the budget before the
- * runtime has measured one).
+ * runtime has measured one). `staged` is the lattice with the staged expands and refolds applied
+ * (FoldActions.lattice()): what the next request shows, as the figure every display shows counts it.
  */
 export function windowComposition(
 	runtime: RuntimeView,
 	cache: CompositionCache,
 	model: Model,
+	staged?: ReadonlyLattice,
 ): WindowComposition | undefined {
 	const view = runtime.view;
 	if (!view) return undefined;
-	const { lattice, context } = view;
+	const { context } = view;
+	const lattice = staged ?? view.lattice;
 	cache.forSession(view.sessionId);
 	const pins = new Set(lattice.pins());
 	const pending = lattice.pending();

@@ -1,6 +1,6 @@
 // The fold bar: one widget line saying how full the window is, against which limit, and
 // what fills it, e.g.
-//   pi-fold ▕█▓▓▒▒░░░    ▏ 61% of 272k (price tier: 2x above; window 400k) · deep 3k (1) · raw 80k
+//   pi-fold ▕█▓▓▒▒░░░    ▏ 61% of 272k budget (price tier: 2x above; window 400k) · deep 3k (1) · raw 80k
 // (the counts: folds shown as briefs, and pending marks). Glyphs, in bar order: deep █, folded ▓,
 // pending ▒, raw ░, pinned ▪.
 // Set with string lines (ctx.ui.setWidget), which the TUI draws above the editor and RPC mode sends
@@ -46,7 +46,8 @@ export { formatTokens } from "./window-figure.ts";
 
 /**
  * Which limit sets the budget, short: "price tier: 2x above; window 400k" (the budget is the tier's
- * threshold), "window 400k − 4.1k output", "providerInputBudget".
+ * threshold), "window 400k − 4.1k output", "providerInputBudget; window 200k". The model's window
+ * is always named: Pi's footer divides by it, the bar by the budget, and a person sees both.
  */
 export function limitText(l: BudgetFacts): string {
 	const win = l.window === undefined ? undefined : `window ${formatTokens(l.window)}`;
@@ -55,7 +56,7 @@ export function limitText(l: BudgetFacts): string {
 		return [`price tier: ${m ? `${m} ` : ""}above`, win].filter(Boolean).join("; ");
 	}
 	if (l.limit === "window" && win) return `${win} − ${formatTokens(l.reserve)} output`;
-	return "providerInputBudget";
+	return ["providerInputBudget", win].filter(Boolean).join("; ");
 }
 
 /** What the bar shows, in calibrated tokens. */
@@ -119,7 +120,7 @@ export function foldBarLines(
 	const percent = share === undefined ? "" : percentOf(f.tokens, f.budget ?? 0);
 	const why = c.limit ? ` (${limitText(c.limit)})` : "";
 	const rest =
-		share === undefined ? `~${formatTokens(f.tokens)} (no budget)` : ` of ${formatTokens(f.budget ?? 0)}${why}`;
+		share === undefined ? `~${formatTokens(f.tokens)} (no budget)` : ` of ${formatTokens(f.budget ?? 0)} budget${why}`;
 	const alarm: ThemeColor =
 		share !== undefined && share >= 1 ? "error" : share !== undefined && share >= 0.8 ? "warning" : "text";
 	const head = `${paint("muted", "pi-fold")} ▕${bar}▏ ${percent && paint(alarm, percent)}${rest}`;
@@ -189,8 +190,9 @@ export function registerFoldBar(pi: ExtensionAPI, runtime: FoldHandle): FoldBar 
 		if (!ctx.hasUI) return;
 		try {
 			const rt = runtime.get();
-			const composition = rt && windowComposition(rt, cache, ctx.model);
 			const actions = runtime.actions();
+			// What the next request shows: staged expands and refolds counted, as the figure counts them.
+			const composition = rt && windowComposition(rt, cache, ctx.model, actions?.lattice());
 			const counted = rt && actions ? windowFigure(actions, ctx, rt.staged, rt.foldRequested) : undefined;
 			const figure = counted && !("error" in counted) ? counted : undefined;
 			const lines = composition
