@@ -71,11 +71,21 @@ export const TIERED_COST: FauxCost = {
 /** The default card's base rates as a catalog cost: $5 in / $0.50 cache read / $30 out per M, writes at the input rate. */
 export const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
 
+/** The equal window's session, which the refer and idle scenarios vary. */
+const EQUAL_DEFAULTS: ScenarioDefaults = {
+	stages: 64,
+	seed: 7,
+	window: 200_000,
+	maxTokens: 4096,
+	readLines: "400-2000",
+	summaryChars: 6000,
+};
+
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
 	equal: {
 		name: "equal",
 		title: "equal window, no price tier",
-		defaults: { stages: 64, seed: 7, window: 200_000, maxTokens: 4096, readLines: "400-2000", summaryChars: 6000 },
+		defaults: EQUAL_DEFAULTS,
 		why:
 			"The defaults are Pi's and pi-fold's own: a 200,000-token window (what today's coding models serve), Pi's " +
 			"compaction settings and pi-fold's default options, so both policies serve the same window (an earlier setup " +
@@ -94,15 +104,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
 	refer: {
 		name: "refer",
 		title: "the equal window's session, with later stages that need what earlier ones found",
-		defaults: {
-			stages: 64,
-			seed: 7,
-			window: 200_000,
-			maxTokens: 4096,
-			readLines: "400-2000",
-			summaryChars: 6000,
-			referBack: true,
-		},
+		defaults: { ...EQUAL_DEFAULTS, referBack: true },
 		why:
 			"The equal scenario's session and model, where 5 later stages must quote the value printed 20 stages " +
 			"earlier. The agent knows only what a model would: it quotes the value when the window shows it; otherwise " +
@@ -137,15 +139,7 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
 	idle: {
 		name: "idle",
 		title: "a 200,000 window, 8 prompts with idle gaps past the prompt cache's lifetime",
-		defaults: {
-			stages: 64,
-			seed: 7,
-			window: 200_000,
-			maxTokens: 4096,
-			readLines: "400-2000",
-			summaryChars: 6000,
-			idle: { every: 8, gapSeconds: 600 },
-		},
+		defaults: { ...EQUAL_DEFAULTS, idle: { every: 8, gapSeconds: 600 } },
 		why:
 			"The equal scenario's session and model, spread over 8 prompts of 8 stages with the person away 10 minutes " +
 			"(simulated) before each next prompt and before the recall question. The faux provider's cache keeps an entry " +
