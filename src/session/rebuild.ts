@@ -4,12 +4,13 @@
 // cannot read, or one the lattice refuses, is reported and skipped; nothing throws.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import type { FoldId, HexHash } from "../fold-types.ts";
+import type { FoldId, FoldRecord, HexHash } from "../fold-types.ts";
 import { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
 import { errorMessage, RECORD_TYPE } from "../vocabulary.ts";
 import { type ContextEntries, contextEntriesOf } from "./context-entries.ts";
 import { adoptFold } from "./fork.ts";
+import { type Healed, healLeaves, leafDamage } from "./heal.ts";
 import { type CommittedFold, type JournalOp, parseJournalOp } from "./journal.ts";
 import { type RecordIndex, rewriteRecord } from "./persist.ts";
 
@@ -55,7 +56,11 @@ export interface RecordSource {
  * Check a record the session names is the fold the lattice built (cheap: one record read).
  * `identity` undefined: the fold was recorded under another id, so only the recorded id is checked.
  */
-function checkRecord(source: RecordSource, fold: CommittedFold, identity: HexHash | undefined): Step {
+function checkRecord(
+	source: RecordSource,
+	fold: CommittedFold,
+	identity: HexHash | undefined,
+): { ok: true; record: FoldRecord } | { ok: false; reason: string } {
 	const { store } = source;
 	try {
 		if (!store.records.has(fold.record) && !adoptFold(store, source.ancestors ?? [], fold.record)) {
@@ -71,7 +76,7 @@ function checkRecord(source: RecordSource, fold: CommittedFold, identity: HexHas
 				reason: `store record ${fold.record} is fold ${record.id}, not the fold ${fold.id} built here`,
 			};
 		}
-		return { ok: true };
+		return { ok: true, record };
 	} catch (err) {
 		return { ok: false, reason: errorMessage(err) };
 	}
@@ -89,6 +94,8 @@ interface Replay {
 	note(reason: string): void;
 	/** A line for what was repaired. */
 	repaired(reason: string): void;
+	/** Write a fold's leaf objects again from the session's own bytes. */
+	heal(store: FoldStore, id: FoldId): Healed;
 }
 
 /** The lattice's id for a recorded one. */
@@ -127,9 +134,28 @@ function settleRecord(r: Replay, id: FoldId, fold: CommittedFold): void {
 		} else if (aliased) {
 			// Readable under its recorded id: the store's original is what peek serves.
 			r.damaged.set(id, `recorded as ${fold.id}; the session's copy of its entries changed since`);
-		}
+		} else settleLeaves(r, source.store, id, checked.record);
 	}
 	r.records.set(id, fold.record);
+}
+
+/**
+ * The leaf objects a readable record names, looked at without reading them (a lookup per leaf):
+ * one gone, replaced or cut short is written again from the session's own bytes when they still
+ * hash to it; otherwise the fold is listed as damaged. A flipped byte is found by the first read.
+ */
+function settleLeaves(r: Replay, store: FoldStore, id: FoldId, record: FoldRecord): void {
+	const leaves = record.children.flatMap((c) => (c.type === "leaf" ? [c] : []));
+	if (leaves.length === 0) return;
+	const damage = leafDamage(store, leaves);
+	if (damage === undefined) return;
+	const healed = r.heal(store, id);
+	if (healed.ok) r.repaired(`fold ${id}: ${damage}; written again from the session's own bytes`);
+	else {
+		const why = `${damage}; not repaired: ${healed.reason}`;
+		r.damaged.set(id, why);
+		r.note(`fold ${id} is damaged: ${why}`);
+	}
 }
 
 function apply(r: Replay, op: JournalOp): Step {
@@ -205,6 +231,7 @@ export function rebuildLattice(
 		source: store,
 		note: (reason) => problems.push(`pi-fold record ${current?.id}: ${reason}`),
 		repaired: (reason) => repaired.push(`pi-fold record ${current?.id}: ${reason}`),
+		heal: (into, id) => healLeaves({ lattice, context, store: into, core }, id),
 	};
 	const report = (entry: SessionEntry, reason: string) =>
 		problems.push(`pi-fold record ${entry.id}: ${reason}; skipped`);

@@ -5,37 +5,28 @@
 // bytes; when the session's copy changed too, the fold stays (the window still hides its entries)
 // and is listed as damaged; a fold whose entries were edited in the session file stays reachable by
 // the id its brief shows, served from the store's original bytes.
-import { readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, symlinkSync, unlinkSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeTempDirs } from "../../harness/pi-harness.ts";
 import { editedTargets, windowRepair } from "../../src/edits/reconcile.ts";
 import type { FoldId } from "../../src/fold-types.ts";
-import { isPackQuarantineName, type StoreLayout } from "../../src/store/index.ts";
+import { isPackQuarantineName } from "../../src/store/index.ts";
 import { isQuarantineName } from "../../src/store/objects.ts";
 import { overwrite } from "../fixtures/store-data.ts";
-import { flipInPack, toLooseLayout } from "../helpers/store-audit.ts";
-import { auditFolds, type FoldedSession, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
+import { flipInPack } from "../helpers/store-audit.ts";
+import {
+	auditFolds,
+	editTimestamp,
+	type FoldedSession,
+	foldedFile,
+	foldedSession,
+	invalidRequests,
+	runWorkload,
+} from "./fault-session.ts";
 
 afterAll(removeTempDirs);
-
-/**
- * A folded session file, closed; its committed folds (root first) and their record hashes. With
- * layout "loose", its store is rewritten as an earlier pi-fold left stores: one file per object.
- */
-async function foldedFile(layout: StoreLayout = "packs"): Promise<{ file: string; records: [FoldId, string][] }> {
-	const s = await foldedSession({ consolidateAfter: 20 });
-	await runWorkload(s, 12, { seed: 31 });
-	const rt = s.rt();
-	expect(rt.status().commits.length).toBeGreaterThanOrEqual(2);
-	const records = [...rt.records];
-	const file = s.h.session.sessionManager.getSessionFile() as string;
-	const root = rt.store?.root as string;
-	s.h.dispose();
-	if (layout === "loose") toLooseLayout(root);
-	return { file, records };
-}
 
 /** Pi's window and the lattice agree entry by entry (what status counts is what the window holds). */
 function windowAgrees(s: FoldedSession): void {
@@ -175,17 +166,6 @@ describe("a damaged store", () => {
 		},
 	);
 });
-
-/** Change one entry's timestamp in the session file (as an editor or a sync tool might). */
-function editTimestamp(file: string, entryId: string): void {
-	const lines = readFileSync(file, "utf8").trimEnd().split("\n");
-	const at = lines.findIndex((l) => l.includes(`"id":"${entryId}"`));
-	expect(at).toBeGreaterThan(0);
-	const entry = JSON.parse(lines[at]);
-	entry.timestamp = "2020-01-01T00:00:00.000Z";
-	lines[at] = JSON.stringify(entry);
-	writeFileSync(file, `${lines.join("\n")}\n`);
-}
 
 describe("a folded entry edited in the session file", () => {
 	it("its fold stays reachable by the recorded id; status says the copy changed, and peek serves the store's original bytes", async () => {
