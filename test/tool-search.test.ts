@@ -23,6 +23,7 @@ import { FOLD_TEXTS_MAX_BYTES, FoldTexts } from "../src/search/fold-texts.ts";
 import { checkQuery, type SearchAnswer, searchFolds } from "../src/search/search.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { TREE_PAGE } from "../src/tool/status.ts";
+import { editTimestamp } from "./faults/fault-session.ts";
 import {
 	call,
 	type FoldAgent,
@@ -270,6 +271,31 @@ describe("search on a real session", () => {
 		const found = r.answer.hits.filter((h) => planted.has(h.entryId)).map((h) => h.entryId);
 		expect(new Set(found).size).toBe(values.length);
 		expect(fresh.peek(victim.fold, {}).ok).toBe(true);
+	});
+
+	it("a corrupted store object the session cannot heal: search names the fold and the hash as peek does; the other folds are searched", () => {
+		const { copy, probe, victim } = corruptCopy("search-corrupt");
+		const hash = leafHashOf(probe, victim.entryId);
+		const sm = SessionManager.open(copy);
+		flipInPack(FoldStore.forSession({ sessionFile: copy, sessionId: sm.getSessionId() }, nodeCore()), hash);
+		// The session's own copy of the entry changed too: nothing to heal the object from.
+		editTimestamp(copy, victim.entryId);
+		const fresh = reopened(copy);
+		const r = fresh.search({ query: "check value", limit: 30 });
+		if (!r.ok) throw new Error(r.reason);
+		expect(r.answer.problems.length).toBeGreaterThan(0);
+		const reported = r.answer.problems.map((p) => p.reason).join("\n");
+		expect(reported).toContain(hash);
+		const innermost = victim.fold;
+		expect(r.answer.problems.some((p) => p.fold === innermost)).toBe(true);
+		const peek = fresh.peek(innermost, {});
+		expect(peek.ok).toBe(false);
+		if (!peek.ok) expect(reported).toContain(peek.reason);
+		// Only the broken fold is lost: the other planted values are still found where they were printed.
+		const planted = new Set(values.map((v) => plantedEntry(v.stage)));
+		const found = r.answer.hits.filter((h) => planted.has(h.entryId)).map((h) => h.entryId);
+		expect(found).not.toContain(victim.entryId);
+		expect(new Set(found).size).toBe(values.length - 1);
 	});
 });
 

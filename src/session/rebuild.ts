@@ -96,6 +96,8 @@ interface Replay {
 	repaired(reason: string): void;
 	/** Write a fold's leaf objects again from the session's own bytes. */
 	heal(store: FoldStore, id: FoldId): Healed;
+	/** Records of committed folds that rebuild under another id, readable: their leaves are the originals. */
+	aliasedRecords: HexHash[];
 }
 
 /** The lattice's id for a recorded one. */
@@ -134,6 +136,7 @@ function settleRecord(r: Replay, id: FoldId, fold: CommittedFold): void {
 		} else if (aliased) {
 			// Readable under its recorded id: the store's original is what peek serves.
 			r.damaged.set(id, `recorded as ${fold.id}; the session's copy of its entries changed since`);
+			r.aliasedRecords.push(fold.record);
 		} else settleLeaves(r, source.store, id, checked.record);
 	}
 	r.records.set(id, fold.record);
@@ -216,6 +219,55 @@ export function rebuildLattice(
 	store?: RecordSource,
 ): Rebuilt | { ok: false; reason: string } {
 	const context = contextEntriesOf(contextEntries, core);
+	const first = replayBranch(branch, context, core, store);
+	if (!first.ok || first.aliasedRecords.length === 0 || !store) return first;
+	// A committed entry edited in the session file since: the lattice takes the leaf its record
+	// holds (the store keeps those bytes), so every fold keeps the id the agent was shown.
+	const originals = originalLeaves(store.store, first.aliasedRecords, context);
+	if (originals.lines.length === 0) return first;
+	const again = replayBranch(branch, originals.context, core, store);
+	if (again.ok) again.repaired.unshift(...originals.lines);
+	return again;
+}
+
+/**
+ * The context with each entry a readable record names as a leaf taking that leaf's hash and size
+ * where the session's bytes differ now, and a line per such entry.
+ */
+function originalLeaves(
+	store: FoldStore,
+	recordHashes: readonly HexHash[],
+	context: ContextEntries,
+): { context: ContextEntries; lines: string[] } {
+	const at = new Map(context.entries.map((e, i) => [e.id, i]));
+	const entries = [...context.entries];
+	const lines: string[] = [];
+	for (const hash of recordHashes) {
+		let record: FoldRecord;
+		try {
+			record = store.readRecord(hash);
+		} catch {
+			continue; // unreadable: the fold stays as the session's bytes make it, listed as damaged
+		}
+		for (const child of record.children) {
+			const p = child.type === "leaf" ? at.get(child.entryId) : undefined;
+			if (child.type !== "leaf" || p === undefined || entries[p].hash === child.hash) continue;
+			entries[p] = { ...entries[p], hash: child.hash, bytes: child.bytes };
+			lines.push(
+				`entry ${child.entryId} changed in the session file since fold ${record.id} was committed: the fold keeps its id, and peek serves the store's original bytes`,
+			);
+		}
+	}
+	return { context: { entries, sources: context.sources }, lines };
+}
+
+/** One replay of the branch's records over `context`; `aliasedRecords`: records of committed folds that rebuilt under another id. */
+function replayBranch(
+	branch: readonly SessionEntry[],
+	context: ContextEntries,
+	core: PiFoldCore,
+	store: RecordSource | undefined,
+): (Rebuilt & { aliasedRecords: HexHash[] }) | { ok: false; reason: string } {
 	const created = FoldLattice.create(core, context.entries);
 	if (!created.ok) return { ok: false, reason: created.reason };
 	const { lattice } = created;
@@ -232,6 +284,7 @@ export function rebuildLattice(
 		note: (reason) => problems.push(`pi-fold record ${current?.id}: ${reason}`),
 		repaired: (reason) => repaired.push(`pi-fold record ${current?.id}: ${reason}`),
 		heal: (into, id) => healLeaves({ lattice, context, store: into, core }, id),
+		aliasedRecords: [],
 	};
 	const report = (entry: SessionEntry, reason: string) =>
 		problems.push(`pi-fold record ${entry.id}: ${reason}; skipped`);
@@ -274,6 +327,6 @@ export function rebuildLattice(
 		one(entry, parsed.op);
 	}
 	flushMarks();
-	const { records, damaged, aliases } = replay;
-	return { ok: true, lattice, context, records, problems, repaired, damaged, aliases };
+	const { records, damaged, aliases, aliasedRecords } = replay;
+	return { ok: true, lattice, context, records, problems, repaired, damaged, aliases, aliasedRecords };
 }
