@@ -4,16 +4,19 @@
 import { InMemoryCredentialStore, InMemoryModelsStore } from "@earendil-works/pi-ai";
 import { ModelRuntime } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { FAUX_MODEL, FAUX_PROVIDER, makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { type PiFold, registerPiFold } from "../src/index.ts";
 import {
 	budgetText,
 	firstPriceTier,
 	type ModelLimits,
 	OUTPUT_RESERVE_SHARE,
+	pastWindowWarning,
 	servingBudget,
 } from "../src/meter/budget.ts";
 import { fenceMessage } from "../src/meter/fence.ts";
 import { limitText } from "../src/ui/fold-bar.ts";
+import { recordingUi } from "./helpers/recording-ui.ts";
 
 afterAll(removeTempDirs);
 
@@ -261,5 +264,53 @@ describe("serving budget of a session's model", () => {
 		} finally {
 			h.dispose();
 		}
+	});
+});
+
+describe("a providerInputBudget larger than the model's window", () => {
+	it("is taken as given, and every explanation of the budget says the provider refuses past the window", () => {
+		const model = { contextWindow: 400_000, maxTokens: 128_000 };
+		const past = served(model, 500_000);
+		expect(past).toMatchObject({ budget: 500_000, limit: "providerInputBudget", window: 400_000 });
+		expect(budgetText(past)).toBe(
+			"500,000 (providerInputBudget; larger than the model's window 400,000: the provider refuses a request past it)",
+		);
+		expect(pastWindowWarning(past, "acme/big")).toMatch(
+			/^providerInputBudget 500,000 is larger than acme\/big's context window of 400,000: .* Set providerInputBudget below 400,000/,
+		);
+		// At or under the window, or set by the model, there is nothing to say.
+		expect(pastWindowWarning(served(model, 400_000), "acme/big")).toBeUndefined();
+		expect(pastWindowWarning(served(model), "acme/big")).toBeUndefined();
+		expect(pastWindowWarning(served(undefined, 500_000), "(no model)")).toBeUndefined();
+	});
+
+	it("inside Pi: one notice to the person and one line in status, when the session starts", async () => {
+		const run = async (providerInputBudget: number) => {
+			let fold: PiFold | undefined;
+			const h = await makeSession({
+				contextWindow: 16_000,
+				extensions: [
+					(pi) => {
+						fold = registerPiFold(pi, { providerInputBudget });
+					},
+				],
+			});
+			try {
+				const ui = recordingUi();
+				await h.session.bindExtensions({ uiContext: ui.ui });
+				const problems = fold?.runtime.get()?.status().problems ?? [];
+				return { notes: ui.notes, problems };
+			} finally {
+				h.dispose();
+			}
+		};
+		const model = `${FAUX_PROVIDER}/${FAUX_MODEL}`;
+		const past = await run(20_000);
+		const said = `providerInputBudget 20,000 is larger than ${model}'s context window of 16,000`;
+		expect(past.notes.filter((n) => n.message.includes(said))).toEqual([expect.objectContaining({ type: "warning" })]);
+		expect(past.problems.filter((p) => p.startsWith(`budget: ${said}`))).toHaveLength(1);
+		const within = await run(12_000);
+		expect(within.notes.filter((n) => n.message.includes("providerInputBudget"))).toEqual([]);
+		expect(within.problems).toEqual([]);
 	});
 });

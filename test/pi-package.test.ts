@@ -2,15 +2,24 @@
 // its own temp Pi home, then `pi -p` with a scripted offline model that calls pi_fold_context. The
 // answer must come from the Wasm core of the INSTALLED copy, loaded inside Pi. The two forms Pi
 // accepts but never loads are checked too, so the README's warning stays true.
-import { hash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+	cpSync,
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadCoreFile } from "../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
-import { STATUS_PROBE } from "../src/operations/core-report.ts";
-import { FIXTURE_MODEL, FIXTURE_PROVIDER } from "./fixtures/faux-status-ext.ts";
-import { childEnv, REPO_ROOT, type RunResult, run, runPi } from "./helpers/pi-cli.ts";
+import type { ReplayResult } from "../src/replay/replay.ts";
+import { childEnv, PI_CLI, REPO_ROOT, run, runPi } from "./helpers/pi-cli.ts";
+import { askStatus, expectAnsweredFrom, PI_VERSION, show } from "./helpers/pi-status.ts";
+import { FOLD_BUDGET, FOLD_WINDOW, policy, type Recording, recordedFold } from "./helpers/replay-recordings.ts";
 
 interface PackageJson {
 	name: string;
@@ -30,9 +39,6 @@ interface PackageJson {
 
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, "utf8")) as T;
 const PKG = readJson<PackageJson>(join(REPO_ROOT, "package.json"));
-const PI_VERSION = readJson<PackageJson>(
-	join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/package.json"),
-).version;
 /** Pi supplies these to extensions (docs/packages.md); a shipped copy would shadow the host's. */
 const HOST_PACKAGES = [
 	"@earendil-works/pi-ai",
@@ -43,9 +49,7 @@ const HOST_PACKAGES = [
 ];
 /** Every script npm runs on its own during an install (of this package or of a project holding it). */
 const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare", "preprepare", "postprepare"];
-const FIXTURE = join(REPO_ROOT, "test/fixtures/faux-status-ext.ts");
 
-const show = (r: RunResult) => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 const timings: string[] = [];
 async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
 	const start = performance.now();
@@ -81,7 +85,7 @@ let tarball = "";
 let unpacked = ""; // the tarball's "package/" folder, extracted for inspection only
 
 beforeAll(async () => {
-	// npm test builds first (pretest); pack with --ignore-scripts so `prepack` does not rebuild wasm/
+	// npm test builds first (pretest); pack with --ignore-scripts so `prepack` does not rebuild
 	// and dist/ while test files running in parallel read them (and the build is not paid twice).
 	for (const built of [
 		"wasm/pi-fold-core.wasm",
@@ -108,32 +112,6 @@ afterAll(() => {
 	if (timings.length > 0) console.info(`[pi-package] ${timings.join(", ")}`);
 	removeTempDirs();
 });
-
-/** `pi -p` with the scripted model that calls pi_fold_context status; more `-e` extensions before it. */
-function askStatus(env: NodeJS.ProcessEnv, cwd: string, extensions: string[] = []): Promise<RunResult> {
-	const args = ["-p", "report pi-fold status", ...extensions.flatMap((e) => ["-e", e]), "-e", FIXTURE];
-	args.push("--provider", FIXTURE_PROVIDER, "--model", FIXTURE_MODEL, "--no-session");
-	return runPi(args, { cwd, env });
-}
-
-/** The tool answered inside Pi, from the core in `packageDir` (the copy Pi loaded). */
-function expectAnsweredFrom(result: RunResult, packageDir: string, env: NodeJS.ProcessEnv): void {
-	expect(result.code, show(result)).toBe(0);
-	const out = result.stdout;
-	expect(out, show(result)).toContain("pi_fold_context answered:\npi-fold ");
-	expect(out).not.toContain("<error>");
-	const wasmFile = join(realpathSync(packageDir), "wasm/pi-fold-core.wasm");
-	// Version read from that .wasm in this process; Pi's run must report the same core, from that file.
-	const coreVersion = loadCoreFile(wasmFile).version;
-	expect(coreVersion).toMatch(/^\d+\.\d+\.\d+$/);
-	expect(out).toContain(`core: pi-fold-core ${coreVersion} (WebAssembly) from ${wasmFile}`);
-	expect(out).toContain("self-check: ok");
-	expect(out).toContain(`probe sha256 (by the core): ${hash("sha256", STATUS_PROBE, "hex")}`);
-	expect(out).toContain(`pi-fold ${PKG.version} status`);
-	expect(out).toContain(`host: Pi ${PI_VERSION}`);
-	// The run stayed inside the temp dirs.
-	expect(existsSync(join(env.HOME!, ".pi"))).toBe(false);
-}
 
 describe("the packed tarball", () => {
 	it("holds the extension, bindings, built JS, the Wasm core, licence and changelog, and nothing dev-only", () => {
@@ -245,9 +223,10 @@ describe("`pi install /path/to/pi-fold` (a local folder, loaded where it is)", (
 });
 
 describe("`registerPiFold` from `pi-fold/extension`, in a project that installed the tarball", () => {
+	let project = "";
 	it("plain `npm install <tgz>` pulls no Pi host packages; a Pi extension there imports registerPiFold and sets options", async () => {
 		const env = childEnv(piEnv());
-		const project = tempDir("project");
+		project = tempDir("project");
 		writeFileSync(
 			join(project, "package.json"),
 			`${JSON.stringify({ name: "uses-pi-fold", private: true, type: "module" })}\n`,
@@ -288,6 +267,140 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 		);
 		expect(missing.stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED");
 	}, 120_000);
+
+	it("as a project extension (.pi/extensions/), print mode loads it only in a trusted project (Pi's project trust)", async () => {
+		expect(project, "the test above made the project").not.toBe("");
+		const env = childEnv(piEnv());
+		mkdirSync(join(project, ".pi/extensions"), { recursive: true });
+		cpSync(join(project, "my-extension.ts"), join(project, ".pi/extensions/fold.ts"));
+		rmSync(join(project, "registered.json"));
+		// Untrusted (no saved decision, Pi's default "ask"): print mode cannot ask, so Pi skips the
+		// project's extensions without a word, and the model finds no tool.
+		const skipped = await askStatus(env, project);
+		expect(skipped.stdout, show(skipped)).toContain("Tool pi_fold_context not found");
+		expect(existsSync(join(project, "registered.json"))).toBe(false);
+		// --approve trusts the project for this run (as /trust does for good): the extension loads.
+		const approved = await askStatus(env, project, [], ["--approve"]);
+		expectAnsweredFrom(approved, join(project, "node_modules", PKG.name), env);
+		expect(readJson(join(project, "registered.json"))).toMatchObject({ budget: 12_345 });
+		rmSync(join(project, ".pi"), { recursive: true });
+	}, 60_000);
+
+	it("its types are built declarations: the extension typechecks without allowImportingTsExtensions, on ES2022", async () => {
+		expect(project, "the test above made the project").not.toBe("");
+		// The project's own devDependencies for writing a Pi extension: Pi's types and Node's.
+		for (const dep of ["@earendil-works", "@types", "typebox"]) {
+			symlinkSync(join(REPO_ROOT, "node_modules", dep), join(project, "node_modules", dep));
+		}
+		const compilerOptions = {
+			target: "ES2022",
+			lib: ["ES2022"],
+			module: "NodeNext",
+			moduleResolution: "NodeNext",
+			strict: true,
+			noEmit: true,
+			skipLibCheck: true,
+			types: ["node"],
+		};
+		writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["my-extension.ts"] }));
+		const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+		const r = await run(process.execPath, [tsc, "-p", project], { cwd: project, env: childEnv(piEnv()) });
+		expect(r.code, show(r)).toBe(0);
+		// Real types, not `any`: a wrong option is an error in the consumer's own file.
+		writeFileSync(
+			join(project, "wrong.ts"),
+			[
+				'import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";',
+				'import { registerPiFold } from "pi-fold/extension";',
+				'export const wrong = (pi: ExtensionAPI) => registerPiFold(pi, { providerInputBudget: "large" });',
+				"",
+			].join("\n"),
+		);
+		writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["wrong.ts"] }));
+		const wrong = await run(process.execPath, [tsc, "-p", project], { cwd: project, env: childEnv(piEnv()) });
+		expect(wrong.code, show(wrong)).not.toBe(0);
+		expect(wrong.stdout).toMatch(/wrong\.ts\(3,\d+\): error TS2322/);
+		const pkg = readJson<PackageJson>(join(project, "node_modules", PKG.name, "package.json"));
+		const types = (pkg.exports?.["./extension"] as Record<string, string> | undefined)?.types ?? "";
+		expect(types).toMatch(/\.d\.ts$/);
+		expect(existsSync(join(project, "node_modules", PKG.name, types))).toBe(true);
+	}, 60_000);
+});
+
+describe("the installed `pi-fold` command, in a clean folder with no host packages", () => {
+	// PATH without any `pi` (npm test puts the repo's node_modules/.bin, which has one, on it).
+	const pathWithoutPi = [dirname(process.execPath), ...(process.env.PATH ?? "").split(":")]
+		.filter((dir) => dir !== "" && !existsSync(join(dir, "pi")))
+		.join(":");
+	let project = "";
+	let bin = "";
+	let rec: Recording;
+	beforeAll(async () => {
+		const env = childEnv(piEnv());
+		project = tempDir("bin-project");
+		writeFileSync(join(project, "package.json"), `${JSON.stringify({ name: "replays", private: true })}\n`);
+		const npmInstall = await timed("npm install <tgz> (bin)", () =>
+			run("npm", ["install", "--omit=dev", tarball], { cwd: project, env }),
+		);
+		if (npmInstall.code !== 0) throw new Error(`npm install failed\n${show(npmInstall)}`);
+		bin = join(project, "node_modules/.bin/pi-fold");
+		rec = await recordedFold();
+	}, 120_000);
+
+	const replayArgs = () => [
+		"replay",
+		rec.file,
+		"--json",
+		"--window",
+		String(FOLD_WINDOW),
+		"--budget",
+		String(FOLD_BUDGET),
+	];
+
+	it("`pi-fold replay` runs on the Pi that `pi` on PATH leads to, says so, and replays as from a clone", async () => {
+		for (const host of HOST_PACKAGES) expect(existsSync(join(project, "node_modules", host)), host).toBe(false);
+		// A `pi` launcher as `npm install -g` makes one: a link to the bin of Pi's package.
+		const piBin = tempDir("pi-bin");
+		symlinkSync(PI_CLI, join(piBin, "pi"));
+		const env = { ...childEnv(piEnv()), PATH: `${pathWithoutPi}:${piBin}` };
+		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
+		expect(r.code, show(r)).toBe(0);
+		const piDir = realpathSync(join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent"));
+		expect(r.stderr).toContain(`pi-fold replay: using Pi ${PI_VERSION} from ${piDir} (the \`pi\` command on PATH)`);
+		const json = JSON.parse(r.stdout) as ReplayResult;
+		expect(json.requests).toBe(rec.billed.length);
+		expect(policy(json, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
+		expect(json.arms.map((a) => a.name)).toEqual(["pi-fold", "native", "none"]);
+	}, 120_000);
+
+	it("with no Pi anywhere, `pi-fold peek` and `pi-fold unfold` read the folded session (they load none of Pi)", async () => {
+		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
+		const dir = tempDir("bin-session");
+		cpSync(dirname(rec.file), dir, { recursive: true });
+		const file = join(dir, basename(rec.file));
+		const record = readFileSync(file, "utf8")
+			.split("\n")
+			.find((l) => l.includes('"op":"commit"'));
+		const id = (JSON.parse(record ?? "{}") as { data?: { folds?: { id: string }[] } }).data?.folds?.[0]?.id;
+		expect(id).toMatch(/^f[0-9a-f]{10}$/);
+		const peek = await run(bin, ["peek", file, id as string], { cwd: project, env });
+		expect(peek.code, show(peek)).toBe(0);
+		expect(peek.stdout).toContain(`fold ${id} (`);
+		expect(peek.stdout).toContain("verified by SHA-256");
+		const unfold = await run(bin, ["unfold", file], { cwd: project, env });
+		expect(unfold.code, show(unfold)).toBe(0);
+		expect(unfold.stdout).toContain("The session now reads the same without pi-fold.");
+	}, 60_000);
+
+	it("with no Pi anywhere, `pi-fold replay` says what to install, in one message, exit 1", async () => {
+		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
+		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
+		expect(r.code, show(r)).toBe(1);
+		expect(r.stdout).toBe("");
+		expect(r.stderr).toContain("npm install -g @earendil-works/pi-coding-agent");
+		expect(r.stderr).not.toContain("internal error");
+		expect(r.stderr).not.toMatch(/\n\s+at /);
+	}, 60_000);
 });
 
 describe("the two forms Pi accepts but never loads (the README warns about both)", () => {

@@ -4,7 +4,9 @@
 import { performance } from "node:perf_hooks";
 import type { ExtensionAPI, ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import type { CoreState } from "../core.ts";
+import { pastWindowWarning } from "../meter/budget.ts";
 import { FENCE_STATUS_KEY, fenceMessage } from "../meter/fence.ts";
+import { modelKey } from "../meter/occupancy.ts";
 import { FoldActions } from "../operations/actions.ts";
 import type { FoldHandle } from "../operations/view.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
@@ -40,8 +42,8 @@ class Guard {
 	runtime(): FoldRuntime | undefined {
 		if (this.#runtime || this.#failure) return this.#runtime;
 		const state = this.#core();
-		if (!state.ok) this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}`;
-		else this.#runtime = new FoldRuntime(state.core, this.#settings, this.#append);
+		if (state.ok) this.#runtime = new FoldRuntime(state.core, this.#settings, this.#append);
+		else this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}. To fix it, ${state.fix}`;
 		return this.#runtime;
 	}
 
@@ -90,10 +92,25 @@ class Guard {
 
 /** A session opened, navigated or compacted by Pi: everything is rebuilt from the session. */
 function onSessions(pi: ExtensionAPI, guard: Guard): void {
+	const recorded = new Set<string>();
+	const shown = new Set<string>();
+	/**
+	 * A providerInputBudget past the model's window: one line in status, and one notice as soon as a
+	 * person can see it (Pi may start a session before its UI is bound, then start it again).
+	 */
+	const checkBudget = (rt: FoldRuntime, ctx: ExtensionContext, model = ctx.model) => {
+		const warning = pastWindowWarning(rt.budget(model), modelKey(model));
+		if (!warning) return;
+		if (!recorded.has(warning)) rt.problem("budget", warning);
+		recorded.add(warning);
+		if (!ctx.hasUI || shown.has(warning)) return;
+		shown.add(warning);
+		ctx.ui.notify(`pi-fold: ${warning}`, "warning");
+	};
 	const reopen = (where: string) => (_e: unknown, ctx: ExtensionContext) =>
 		void guard.run(where, (rt) => {
 			rt.open(ctx.sessionManager);
-			rt.budget(ctx.model);
+			checkBudget(rt, ctx);
 		});
 	pi.on("session_start", reopen("session_start"));
 	pi.on("session_tree", reopen("session_tree"));
@@ -101,12 +118,39 @@ function onSessions(pi: ExtensionAPI, guard: Guard): void {
 	pi.on("session_compact", reopen("session_compact"));
 	// /model or a model cycle: the next commit, the fence and status use the new model's budget.
 	// Pi awaits it: a fold this plans is durable before the switch returns.
-	pi.on("model_select", (e, ctx) => guard.runAsync("model_select", (rt) => rt.early.modelSelected(e.model, ctx)));
+	pi.on("model_select", (e, ctx) =>
+		guard.runAsync("model_select", async (rt) => {
+			await rt.early.modelSelected(e.model, ctx);
+			checkBudget(rt, ctx, e.model);
+		}),
+	);
+}
+
+/**
+ * Without its core pi-fold does nothing and Pi compacts as usual: the person is told once, when the
+ * first session with a UI starts, with the fix (status and /fold-status say it too).
+ */
+function onCoreMissing(pi: ExtensionAPI, guard: Guard): void {
+	let told = false;
+	pi.on("session_start", (_e, ctx) => {
+		if (told || !ctx.hasUI || guard.runtime() || !guard.failure) return;
+		told = true;
+		try {
+			ctx.ui.notify(`pi-fold is off: ${guard.failure}. Until then Pi compacts as it does without pi-fold.`, "error");
+		} catch {
+			// A UI that cannot notify: status and /fold-status say it.
+		}
+	});
 }
 
 /** Each request about to go out: recorded (a bridge may show on it), then fenced. */
 function onRequests(pi: ExtensionAPI, guard: Guard, listener: BoundaryListener): void {
 	pi.on("agent_start", () => void guard.run("agent_start", (rt) => rt.early.promptStarted()));
+	// Pi's idle prompt-cache refresh: stopped when the next request rewrites that prefix anyway.
+	pi.on("cache_warming_decision", (e) => {
+		const action = guard.run("cache_warming_decision", (rt) => rt.timing.warming(e.action));
+		return action ? { action } : undefined;
+	});
 	pi.on("context", async (e, ctx) => {
 		// A prompt's first request reaching the commit threshold is folded first (no boundary came before it).
 		await guard.runAsync("context", (rt) => rt.early.beforeRequest(e.messages, ctx));
@@ -250,6 +294,7 @@ export function registerRuntimeHooks(
 	const listener = new BoundaryListener(pi, guard, afterTurnEnd);
 	listener.listen(true); // the first boundary of a session decides
 	onSessions(pi, guard);
+	onCoreMissing(pi, guard);
 	onRequests(pi, guard, listener);
 	onTurns(pi, guard, listener, afterTurnEnd);
 	onBoundaries(pi, guard);

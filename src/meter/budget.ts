@@ -167,8 +167,27 @@ export function budgetWhy(b: Served): string {
 				: `model's ${tierText(b.tier)}`,
 		);
 	}
-	if (win) parts.push(win);
+	if (win) parts.push(pastWindow(b) ? `larger than the model's ${win}: the provider refuses a request past it` : win);
 	return parts.join("; ");
+}
+
+/** A providerInputBudget larger than the model's context window: pi-fold would let requests grow past it. */
+function pastWindow(b: Served): boolean {
+	return b.source === "providerInputBudget" && b.window !== undefined && b.budget > b.window;
+}
+
+/**
+ * What to tell the person when providerInputBudget is larger than `model`'s context window (it is
+ * taken as given: the window of a model can change under a budget chosen for another), or undefined.
+ */
+export function pastWindowWarning(b: Budget, model: string): string | undefined {
+	if (!b.ok || !pastWindow(b)) return undefined;
+	const window = b.window as number;
+	return (
+		`providerInputBudget ${int(b.budget)} is larger than ${model}'s context window of ${int(window)}: pi-fold ` +
+		`folds only as the window nears the budget, so requests can grow past what the provider accepts. Set ` +
+		`providerInputBudget below ${int(window)}, or leave it out (the window minus the output reservation)`
+	);
 }
 
 /** "272,000 (price tier: 2x above 272,000; window 400,000)". */

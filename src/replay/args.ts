@@ -1,6 +1,13 @@
 // Command line of `pi-fold replay`: parsed whole before anything runs, every problem named.
 
 export const USAGE = `Usage: pi-fold replay <session.jsonl> [options]
+       pi-fold peek <session.jsonl> <fold id> [--raw]
+       pi-fold unfold <session.jsonl> [--dry-run]
+
+peek prints one fold's exact originals from the store beside the session file, verified by
+SHA-256 (--raw: the session-file lines themselves). unfold gives every fold of the session's active
+branch its original content back and takes pi-fold's notices out of the model's view, so the session
+reads the same in a Pi without pi-fold (run it with Pi closed on that session). Neither needs Pi.
 
 Replays a recorded Pi session offline (no model is called) and shows, side by side, what pi-fold,
 Pi's native compaction and no context management would have sent: tokens, cache reads, cost,
@@ -23,7 +30,8 @@ Options:
   -V, --version                  print pi-fold's version
   -h, --help                     show this help
 
-Needs Node >= 22.19. Exit codes: 0 done, 1 the session (or price card) cannot be replayed,
+Runs on Pi's own code: the Pi installed beside pi-fold, else the one the \`pi\` command on PATH
+leads to (it says which). Needs Node >= 22.19. Exit codes: 0 done, 1 the session (or price card) cannot be replayed,
 2 bad usage, 3 an internal error.`;
 
 export interface ReplayArgs {
@@ -42,10 +50,23 @@ export interface ReplayArgs {
 	quiet: boolean;
 }
 
+export interface PeekArgs {
+	file: string;
+	id: string;
+	raw: boolean;
+}
+
+export interface UnfoldArgs {
+	file: string;
+	dryRun: boolean;
+}
+
 export type ParsedArgs =
 	| { kind: "help" }
 	| { kind: "version" }
 	| { kind: "replay"; args: ReplayArgs }
+	| { kind: "peek"; args: PeekArgs }
+	| { kind: "unfold"; args: UnfoldArgs }
 	| { kind: "error"; message: string };
 
 const NUMBER_FLAGS = {
@@ -71,8 +92,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 	}
 	if (argv.includes("--version") || argv.includes("-V")) return { kind: "version" };
 	const [command, ...rest] = argv;
+	if (command === "peek" || command === "unfold") return parseLeaveArgs(command, rest);
 	if (command !== "replay")
-		return { kind: "error", message: `unknown command ${JSON.stringify(command)} (known: replay)` };
+		return { kind: "error", message: `unknown command ${JSON.stringify(command)} (known: replay, peek, unfold)` };
 	const out: Partial<ReplayArgs> & { json: boolean; quiet: boolean } = { json: false, quiet: false };
 	const files: string[] = [];
 	for (let i = 0; i < rest.length; i++) {
@@ -111,4 +133,24 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 	if (files.length === 0) return { kind: "error", message: "no session file given" };
 	if (files.length > 1) return { kind: "error", message: `one session file at a time, got ${files.length}` };
 	return { kind: "replay", args: { ...out, file: files[0] } };
+}
+
+/** `peek <file> <id> [--raw]` and `unfold <file> [--dry-run]`. */
+function parseLeaveArgs(command: "peek" | "unfold", rest: readonly string[]): ParsedArgs {
+	const flag = command === "peek" ? "--raw" : "--dry-run";
+	const unknown = rest.find((a) => a.startsWith("--") && a !== flag);
+	if (unknown !== undefined) return { kind: "error", message: `unknown option ${unknown} for ${command}` };
+	const on = rest.includes(flag);
+	const words = rest.filter((a) => a !== flag);
+	const want = command === "peek" ? 2 : 1;
+	if (words.length !== want) {
+		const shape = command === "peek" ? "a session file and a fold id" : "one session file";
+		return {
+			kind: "error",
+			message: `${command} needs ${shape}, got ${words.length} argument${words.length === 1 ? "" : "s"}`,
+		};
+	}
+	return command === "peek"
+		? { kind: "peek", args: { file: words[0], id: words[1], raw: on } }
+		: { kind: "unfold", args: { file: words[0], dryRun: on } };
 }

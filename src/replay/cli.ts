@@ -3,15 +3,20 @@
 // file, a bad price card, an unknown model without --window) or the Node is too old, 2 bad usage, 3 an
 // internal error. Bad input is told in one message naming the file and line, never with a stack trace
 // (PI_FOLD_DEBUG=1 shows one for internal errors).
+import { statSync } from "node:fs";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { loadPriceCardFile, PriceCardError } from "../report/price-card.ts";
 import { errorMessage } from "../vocabulary.ts";
-import { parseArgs, type ReplayArgs, USAGE } from "./args.ts";
+import { type PeekArgs, parseArgs, type ReplayArgs, type UnfoldArgs, USAGE } from "./args.ts";
+import { findHostLibrary, hostVersionProblem, NO_HOST_LIBRARY, useHostLibrary } from "./host-library.ts";
 import { ownVersion } from "./launch-check.ts";
 import { chartSvg, jsonReport, textReport, writeFileAtomic } from "./output.ts";
+import { peekOutput } from "./peek-command.ts";
 import { progressBar } from "./progress.ts";
 import type { ReplayResult } from "./replay.ts";
+import { FoldReadError, readSessionFolds } from "./session-folds.ts";
 import { ReplayInputError, readSessionFile, skippedWarning } from "./session-lines.ts";
+import { appendToSession, hasWork, planUnfold, unfoldEntries, unfoldSummary } from "./unfold-command.ts";
 
 /**
  * The package's own Node entry, by its public name: Node resolves a package's name from inside the
@@ -35,6 +40,18 @@ class Refusal extends Error {
 	}
 }
 
+/** Find the Pi the replay runs on and load it from there (host-library.ts), or refuse saying what to install. */
+function useHost(quiet: boolean): void {
+	const host = findHostLibrary();
+	if (!host) throw new Refusal(NO_HOST_LIBRARY, 1);
+	const old = hostVersionProblem(host);
+	if (old) throw new Refusal(old, 1);
+	useHostLibrary(host);
+	if (host.via === "path" && !quiet) {
+		process.stderr.write(`pi-fold replay: using Pi ${host.version} from ${host.dir} (the \`pi\` command on PATH)\n`);
+	}
+}
+
 async function run(args: ReplayArgs): Promise<void> {
 	let priceCard: Awaited<ReturnType<typeof loadPriceCardFile>> | undefined;
 	if (args.priceCard !== undefined) {
@@ -52,6 +69,7 @@ async function run(args: ReplayArgs): Promise<void> {
 		const checked = readSessionFile(args.file);
 		const skipped = skippedWarning(checked);
 		if (skipped !== undefined) process.stderr.write(`pi-fold replay: ${skipped}\n`);
+		useHost(args.quiet);
 		const { replayChecked } = await import("./replay.ts");
 		result = await replayChecked(checked, await loadCore(), {
 			...(args.window === undefined ? {} : { window: args.window }),
@@ -80,6 +98,26 @@ async function run(args: ReplayArgs): Promise<void> {
 	if (args.svg !== undefined && !args.json) process.stdout.write(`chart written to ${args.svg}\n`);
 }
 
+/** `peek` and `unfold`: read (and for unfold, append to) a session file without Pi. */
+async function leave(parsed: { kind: "peek"; args: PeekArgs } | { kind: "unfold"; args: UnfoldArgs }): Promise<void> {
+	const { file } = parsed.args;
+	try {
+		const before = statSync(file, { throwIfNoEntry: false });
+		const session = readSessionFolds(file, await loadCore());
+		if (parsed.kind === "peek") {
+			process.stdout.write(`${peekOutput(session, parsed.args)}\n`);
+			return;
+		}
+		const plan = planUnfold(session);
+		const write = hasWork(plan) && !parsed.args.dryRun;
+		if (write && before) appendToSession(file, unfoldEntries(session, plan), before);
+		process.stdout.write(`${unfoldSummary(session, plan, write)}\n`);
+	} catch (err) {
+		if (err instanceof ReplayInputError || err instanceof FoldReadError) throw new Refusal(err.message, 1);
+		throw err;
+	}
+}
+
 async function main(argv: readonly string[]): Promise<number> {
 	const parsed = parseArgs(argv);
 	if (parsed.kind === "help") {
@@ -95,15 +133,16 @@ async function main(argv: readonly string[]): Promise<number> {
 		return 2;
 	}
 	try {
-		await run(parsed.args);
+		if (parsed.kind === "replay") await run(parsed.args);
+		else await leave(parsed);
 		return 0;
 	} catch (err) {
 		if (err instanceof Refusal) {
-			process.stderr.write(`pi-fold replay: ${err.message}\n`);
+			process.stderr.write(`pi-fold ${parsed.kind}: ${err.message}\n`);
 			return err.code;
 		}
 		const message = errorMessage(err);
-		process.stderr.write(`pi-fold replay: internal error: ${message}\n`);
+		process.stderr.write(`pi-fold ${parsed.kind}: internal error: ${message}\n`);
 		if (process.env.PI_FOLD_DEBUG === "1" && err instanceof Error) process.stderr.write(`${err.stack}\n`);
 		return 3;
 	}

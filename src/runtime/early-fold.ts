@@ -13,6 +13,7 @@ import type { Open, SessionView } from "../session/open-session.ts";
 import type { Staged } from "../session/staged.ts";
 import type { Outcome, RuntimeSettings } from "../vocabulary.ts";
 import { type CommitDeps, planBatch } from "./commit.ts";
+import type { CommitTiming } from "./commit-timing.ts";
 
 export interface EarlyFoldDeps {
 	meter: Meter;
@@ -23,6 +24,8 @@ export interface EarlyFoldDeps {
 	repair: FoldBridge;
 	sync(sm: SessionView): Open | undefined;
 	commitDeps(): CommitDeps;
+	/** The commit policy, asked for a request no boundary preceded (a prompt's first). */
+	timing: Pick<CommitTiming, "decide">;
 	/** The last occupancy, and the same occupancy as a share of another budget. */
 	occupancy(): Occupancy | null;
 	remeasured(occupancy: Occupancy): void;
@@ -79,16 +82,17 @@ export class EarlyFold {
 	async beforeRequest(messages: readonly unknown[], ctx: ExtensionContext): Promise<void> {
 		if (!this.#promptStarted) return;
 		this.#promptStarted = false;
-		const { meter, staged, bridge, repair, settings } = this.#deps;
+		const { meter, staged, bridge, repair } = this.#deps;
 		if (staged.fold !== undefined || bridge.armed || repair.armed) return;
 		const budget = meter.budget(ctx.model);
-		if (!budget.ok) return;
+		const open = this.#deps.sync(ctx.sessionManager);
+		if (!budget.ok || !open) return;
 		const occupancy = meter.occupancy(messages, ctx.model, budget.budget);
-		const need = commitNeed(occupancy, settings.thresholds);
+		const { need, eligibleEnd } = this.#deps.timing.decide(open, occupancy, ctx.model);
 		if (need <= 0) return;
 		this.#deps.remeasured(occupancy);
 		staged.requestFold();
-		const early = await this.prepare(ctx, need);
+		const early = await this.prepare(ctx, need, eligibleEnd);
 		if (early.ok) return;
 		staged.takeFold();
 		// Nothing to fold and below the budget: the request goes out as it is, nothing went wrong.
@@ -101,10 +105,11 @@ export class EarlyFold {
 	}
 
 	/**
-	 * Plan the /fold that waits and arm the bridge with it. `need`: fold only what lands the window
-	 * at minTarget (a model switch), not every mark.
+	 * Plan the /fold that waits and arm the bridge with it. `need`: fold only the stalest marks that
+	 * free it (a model switch, a prompt's first request), not every mark; `eligibleEnd`: none that
+	 * ends after it (the raw working set).
 	 */
-	async prepare(ctx: ExtensionContext, need?: number): Promise<Outcome<object>> {
+	async prepare(ctx: ExtensionContext, need?: number, eligibleEnd?: number): Promise<Outcome<object>> {
 		const { staged, bridge, repair } = this.#deps;
 		const fold = staged.fold;
 		if (!fold) return { ok: false, reason: "no /fold is waiting" };
@@ -118,6 +123,7 @@ export class EarlyFold {
 			model: ctx.model,
 			reason: "fold",
 			...(need === undefined ? { all: true, ...(fold.only ? { only: fold.only } : {}) } : {}),
+			...(eligibleEnd === undefined ? {} : { eligibleEnd }),
 		});
 		if (!planned.ok) return planned;
 		// The turn_end commit plans exactly these marks again (deterministic: same briefs, same drafts).

@@ -38,6 +38,8 @@ export class RequestWatch {
 	#fence: FenceStatus = { stopped: 0 };
 	/** The last request as it goes out (system messages included). */
 	#last: readonly unknown[] | undefined;
+	/** Whether the last request recorded was the one before plus new messages. */
+	#appended = false;
 
 	constructor(deps: RequestDeps) {
 		this.#deps = deps;
@@ -67,7 +69,8 @@ export class RequestWatch {
 		let r = recorder.record(bridged ?? messages);
 		if (!r.ok) problem("context", r.reason);
 		else if (r.kind === "unattributed") problem("context", `unattributed rewrite at message ${r.firstChanged}`);
-		this.#orphans = this.#pairing.check(bridged ?? messages, r.ok && r.kind === "append");
+		this.#appended = r.ok && r.kind === "append";
+		this.#orphans = this.#pairing.check(bridged ?? messages, this.#appended);
 		if (this.#orphans.length > 0 && !repair.armed) {
 			// The window and the folds drifted apart (a boundary batch Pi appended only in part, say):
 			// rebuild from the session, and show the repaired window on this very request.
@@ -105,6 +108,7 @@ export class RequestWatch {
 		const estimate = meter.observeRequest(messages, ctx.model, (m) => recorder.sameAs(m));
 		const budget = meter.budget(ctx.model);
 		const tokens = meter.calibrated(estimate, ctx.model);
+		meter.pace.sent(tokens, this.#appended);
 		if (this.#orphans.length > 0) {
 			// Whatever its size, a provider refuses it: stopped until the repair at the next boundary.
 			const budgetTokens = budget.ok ? budget.budget : 0;

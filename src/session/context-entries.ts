@@ -5,11 +5,9 @@ import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-work
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
 import type { LatticeEntry } from "../lattice/index.ts";
 import { asRecord } from "../vocabulary.ts";
+import { type ContextEntries, canonicalText } from "./canonical.ts";
 
-/** An entry's canonical bytes: the JSON text Pi persists for it (one line of the session file). */
-export function canonicalText(entry: SessionEntry): string {
-	return JSON.stringify(entry);
-}
+export { type ContextEntries, canonicalText, textAt } from "./canonical.ts";
 
 /**
  * How the lattice treats an entry. Only user/assistant/toolResult messages and custom messages can
@@ -51,26 +49,6 @@ function toolLinks(entry: SessionEntry): Pick<LatticeEntry, "toolCallIds" | "too
 	}
 	if (m.role === "toolResult") return { toolCallId: m.toolCallId };
 	return {};
-}
-
-export interface ContextEntries {
-	/** The lattice's input, in window order. */
-	entries: LatticeEntry[];
-	/**
-	 * The Pi entries behind them, same order. Their canonical bytes (what the store keeps) are not
-	 * held beside them: textAt derives them again when a write or a read needs them.
-	 */
-	sources: SessionEntry[];
-}
-
-/**
- * The canonical bytes (as text) of the entry at position `p`: derived from Pi's entry, which never
- * changes once appended. Whoever trusts them checks them against the entry's leaf hash (the store
- * on every write, a read of a pending fold by hashing them again), so an entry changed in place is
- * found out, never folded under its old hash.
- */
-export function textAt(context: Pick<ContextEntries, "sources">, p: number): string {
-	return canonicalText(context.sources[p]);
 }
 
 /**

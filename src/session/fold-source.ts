@@ -9,7 +9,7 @@ import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import { type FoldStore, isStoreError } from "../store/index.ts";
 import { asRecord, errorMessage, type Outcome, type ProblemState } from "../vocabulary.ts";
-import { type ContextEntries, textAt } from "./context-entries.ts";
+import { type ContextEntries, textAt } from "./canonical.ts";
 import { healLeaves } from "./heal.ts";
 import type { RecordIndex } from "./persist.ts";
 
@@ -203,7 +203,11 @@ export const VIEW_SEPARATOR = "\n\n";
  * fold holding it), with a line where each nested fold begins and ends. Peek shows exactly this;
  * search computes byte offsets into it.
  */
-export function viewLayout(root: FoldId, owners: readonly FoldId[], lattice: FoldLattice): ViewPart[] {
+export function viewLayout(
+	root: FoldId,
+	owners: readonly FoldId[],
+	lattice: { get(id: FoldId): { kind: string; state: string } | undefined },
+): ViewPart[] {
 	const parts: ViewPart[] = [];
 	let current = root;
 	owners.forEach((owner, i) => {

@@ -9,7 +9,7 @@ import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
 import { errorMessage } from "../vocabulary.ts";
-import { type ContextEntries, textAt } from "./context-entries.ts";
+import { type ContextEntries, textAt } from "./canonical.ts";
 
 export interface HealInput {
 	lattice: FoldLattice;

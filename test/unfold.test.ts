@@ -1,0 +1,184 @@
+// The way out of pi-fold, through the real `pi-fold` CLI: `peek` reads one fold of a session file
+// without Pi, verified from the store; `unfold` gives every fold its original back. The round
+// trip: a session folded by pi-fold inside a real Pi (faux model), unfolded, then reopened by Pi
+// alone (no pi-fold loaded): the request the model receives holds every original and nothing of
+// pi-fold's (no brief, no notice, no mention of its tool).
+import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { fauxAssistantMessage, fauxText } from "@earendil-works/pi-ai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { WORKLOAD_ROOT } from "../harness/workload.ts";
+import { FOLD_TOOL_NAME, RECORD_TYPE } from "../src/vocabulary.ts";
+import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
+import { recordedFold } from "./helpers/replay-recordings.ts";
+
+const CLI = fileURLToPath(new URL("../src/replay/cli.ts", import.meta.url));
+const ENV = childEnv(piEnv());
+
+afterAll(removeTempDirs);
+
+function cli(args: readonly string[]): Promise<RunResult> {
+	return run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: ENV, timeoutMs: 120_000 });
+}
+
+type Entry = Record<string, unknown> & { type: string; id: string };
+const entriesOf = (file: string): Entry[] =>
+	readFileSync(file, "utf8")
+		.trimEnd()
+		.split("\n")
+		.map((l) => JSON.parse(l) as Entry);
+
+/** A copy of the recorded session's folder (the file and its store beside it); the copy's file. */
+function copySession(file: string): string {
+	const dir = tempDir("unfold-session");
+	cpSync(dirname(file), dir, { recursive: true });
+	return join(dir, basename(file));
+}
+
+/** The fold ids and briefs the session's pi-fold records name. */
+function recordedFolds(file: string): { id: string; brief: string }[] {
+	const out: { id: string; brief: string }[] = [];
+	for (const e of entriesOf(file)) {
+		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+		const data = e.data as {
+			op: string;
+			folds?: { id: string; brief: string }[];
+			fold?: { id: string; brief: string };
+		};
+		if (data.op === "commit") out.push(...(data.folds ?? []));
+		if (data.op === "consolidate" && data.fold) out.push(data.fold);
+	}
+	return out;
+}
+
+/** What the model receives when Pi alone (no pi-fold) reopens a copy of `file` and is asked one thing. */
+async function modelView(file: string): Promise<unknown[]> {
+	const dir = tempDir("pi-alone");
+	const copy = join(dir, basename(file));
+	cpSync(file, copy);
+	const h = await makeSession({ open: copy, sessionDir: dir, cwd: WORKLOAD_ROOT });
+	try {
+		h.script([fauxAssistantMessage(fauxText("noted"))]);
+		await h.session.prompt("Where were we?");
+		expect(h.captured).toHaveLength(1);
+		return h.captured[0].context.messages as unknown[];
+	} finally {
+		h.dispose();
+	}
+}
+
+let recorded: string;
+beforeAll(async () => {
+	recorded = (await recordedFold()).file;
+	expect(recordedFolds(recorded).length).toBeGreaterThan(1);
+}, 120_000);
+
+describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", () => {
+	it("every original comes back, from the store, and nothing of pi-fold is left in the model's view", async () => {
+		const file = copySession(recorded);
+		const briefs = recordedFolds(file).map((f) => f.brief);
+		// Before: Pi alone shows the briefs, which send the model to a tool it no longer has.
+		const before = JSON.stringify((await modelView(file)).filter((m) => (m as { role: string }).role !== "system"));
+		expect(before).toContain(FOLD_TOOL_NAME);
+		expect(briefs.some((b) => before.includes(JSON.stringify(b).slice(1, -1)))).toBe(true);
+
+		const lines = entriesOf(file).length;
+		const r = await cli(["unfold", file]);
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/unfolded: \d+ entries of \d+ folds back to their originals .*verified by SHA-256/);
+		// After the edits, pi-fold's own expand records, outermost first, so that a pi-fold installed
+		// again reads the session as unfolded; every one names a fold the session recorded.
+		const appended = entriesOf(file).slice(lines);
+		const expands = appended.filter((e) => e.type === "custom").map((e) => e.data as { op: string; id: string });
+		expect(expands.length).toBeGreaterThan(0);
+		expect(new Set(expands.map((d) => d.op))).toEqual(new Set(["expand"]));
+		const foldIds = new Set(recordedFolds(file).map((f) => f.id));
+		for (const d of expands) expect(foldIds.has(d.id), d.id).toBe(true);
+		expect(appended.slice(0, appended.length - expands.length).every((e) => e.type === "context_edit")).toBe(true);
+		const after = await modelView(file);
+		// Pi's own system entries record the tool set as it changes (and tell the model the tool was
+		// removed); they are Pi's, not editable, and not pi-fold's to take back.
+		const conversation = after.filter((m) => (m as { role: string }).role !== "system");
+		expect(JSON.stringify(after)).toContain('"toolsRemoved":[{"name":"pi_fold_context"}]');
+		const text = JSON.stringify(conversation);
+		expect(text).not.toContain(FOLD_TOOL_NAME);
+		for (const b of briefs) expect(text).not.toContain(JSON.stringify(b).slice(1, -1));
+		// Every message the session recorded is in the request as it was recorded, in order, and the new prompt.
+		const originals = entriesOf(file)
+			.filter((e) => e.type === "message" && (e.message as { role: string }).role !== "system")
+			.map((e) => e.message);
+		expect(originals.length).toBeGreaterThan(10);
+		expect(conversation.slice(0, originals.length)).toEqual(originals);
+		expect(conversation).toHaveLength(originals.length + 1);
+	}, 120_000);
+
+	it("a second run finds nothing to do; --dry-run writes nothing", async () => {
+		const file = copySession(recorded);
+		const bytes = readFileSync(file);
+		const dry = await cli(["unfold", file, "--dry-run"]);
+		expect(dry.code, dry.stderr).toBe(0);
+		expect(dry.stdout).toContain("nothing written (--dry-run)");
+		expect(readFileSync(file).equals(bytes)).toBe(true);
+		expect((await cli(["unfold", file])).code).toBe(0);
+		const grown = readFileSync(file);
+		expect(grown.subarray(0, bytes.length).equals(bytes)).toBe(true); // appended, never rewritten
+		const again = await cli(["unfold", file]);
+		expect(again.code, again.stderr).toBe(0);
+		expect(again.stdout).toContain("nothing to unfold");
+		expect(readFileSync(file).equals(grown)).toBe(true);
+	}, 60_000);
+});
+
+describe("pi-fold peek: one fold from the session file, without Pi", () => {
+	it("prints the fold's entries, verified; --raw prints the exact session-file lines", async () => {
+		const file = copySession(recorded);
+		const [fold] = recordedFolds(file);
+		const r = await cli(["peek", file, fold.id]);
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stdout).toContain(`fold ${fold.id} (`);
+		expect(r.stdout).toContain("verified by SHA-256");
+		expect(r.stdout).toContain(`brief: ${fold.brief}`);
+		const raw = await cli(["peek", file, fold.id, "--raw"]);
+		expect(raw.code, raw.stderr).toBe(0);
+		const lines = new Set(readFileSync(file, "utf8").split("\n"));
+		const leaves = raw.stdout.trimEnd().split("\n");
+		expect(leaves.length).toBeGreaterThan(0);
+		for (const leaf of leaves) expect(lines.has(leaf), leaf.slice(0, 80)).toBe(true);
+		for (const leaf of leaves) expect(r.stdout).toContain(`## entry ${(JSON.parse(leaf) as Entry).id} · `);
+	}, 60_000);
+
+	it("an unknown id is named with the folds the session has, exit 1", async () => {
+		const file = copySession(recorded);
+		const ids = recordedFolds(file).map((f) => f.id);
+		for (const id of ["f0000000000", "nope"]) {
+			const r = await cli(["peek", file, id]);
+			expect(r.code).toBe(1);
+			expect(r.stdout).toBe("");
+			expect(r.stderr).toContain(`no fold ${id} in this session (its folds: ${ids[0]}`);
+		}
+	}, 60_000);
+
+	it("a damaged store object is refused by its SHA-256, by peek and unfold alike, and unfold writes nothing", async () => {
+		const file = copySession(recorded);
+		const packs = join(dirname(file), "pi-fold", (entriesOf(file)[0] as { id: string }).id, "packs");
+		for (const name of readdirSync(packs)) {
+			const pack = join(packs, name);
+			const bytes = readFileSync(pack);
+			// Flip bytes all through the pack: every object in it is damaged.
+			for (let i = 64; i < bytes.length; i += 97) bytes[i] ^= 0x20;
+			writeFileSync(pack, bytes);
+		}
+		const before = readFileSync(file);
+		const [fold] = recordedFolds(file);
+		const peek = await cli(["peek", file, fold.id]);
+		expect(peek.code).toBe(1);
+		expect(peek.stderr).toContain(`fold ${fold.id} cannot be read back`);
+		expect(peek.stderr).not.toMatch(/\n\s+at /);
+		const unfold = await cli(["unfold", file]);
+		expect(unfold.code).toBe(1);
+		expect(unfold.stderr).toContain("cannot be read back");
+		expect(readFileSync(file).equals(before)).toBe(true);
+	}, 60_000);
+});
