@@ -24,6 +24,7 @@ import { checkQuery, type SearchAnswer, searchFolds } from "../src/search/search
 import { FoldStore } from "../src/store/index.ts";
 import { TREE_PAGE } from "../src/tool/status.ts";
 import { SEARCH_MAX_LIMIT } from "../src/vocabulary.ts";
+import { editTimestamp } from "./faults/fault-session.ts";
 import {
 	call,
 	type FoldAgent,
@@ -278,11 +279,11 @@ describe("search on a real session", () => {
 		}
 	});
 
-	it("a corrupted store object: search names the fold and the hash as peek does; the other folds are searched", () => {
+	/** A copy of the session and its store (the live one stays intact), and a folded hit of a planted value in it. */
+	function corruptCopy(name: string) {
 		const file = agent.h.session.sessionManager.getSessionFile();
 		if (!file) throw new Error("no session file");
-		// A copy of the session and its store: the live one stays intact.
-		const dir = tempDir("search-corrupt");
+		const dir = tempDir(name);
 		const from = join(file, "..");
 		cpSync(from, dir, { recursive: true });
 		const copy = join(dir, relative(from, file));
@@ -291,9 +292,31 @@ describe("search on a real session", () => {
 		if (!r0.ok) throw new Error(r0.reason);
 		const victim = r0.answer.hits.find((h) => h.tool === "bash");
 		if (!victim) throw new Error("no hit to corrupt");
+		return { copy, probe, victim };
+	}
+
+	it("a corrupted store object: search heals it from the session's own bytes and finds every value", () => {
+		const { copy, probe, victim } = corruptCopy("search-heal");
 		const hash = leafHashOf(probe, victim.entryId);
 		const sm = SessionManager.open(copy);
 		flipInPack(FoldStore.forSession({ sessionFile: copy, sessionId: sm.getSessionId() }, nodeCore()), hash);
+		const fresh = reopened(copy);
+		const r = fresh.search({ query: "check value", limit: 30 });
+		if (!r.ok) throw new Error(r.reason);
+		expect(r.answer.problems).toEqual([]);
+		const planted = new Set(values.map((v) => plantedEntry(v.stage)));
+		const found = r.answer.hits.filter((h) => planted.has(h.entryId)).map((h) => h.entryId);
+		expect(new Set(found).size).toBe(values.length);
+		expect(fresh.peek(victim.fold, {}).ok).toBe(true);
+	});
+
+	it("a corrupted store object the session cannot heal: search names the fold and the hash as peek does; the other folds are searched", () => {
+		const { copy, probe, victim } = corruptCopy("search-corrupt");
+		const hash = leafHashOf(probe, victim.entryId);
+		const sm = SessionManager.open(copy);
+		flipInPack(FoldStore.forSession({ sessionFile: copy, sessionId: sm.getSessionId() }, nodeCore()), hash);
+		// The session's own copy of the entry changed too: nothing to heal the object from.
+		editTimestamp(copy, victim.entryId);
 		const fresh = reopened(copy);
 		const r = fresh.search({ query: "check value", limit: 30 });
 		if (!r.ok) throw new Error(r.reason);

@@ -7,9 +7,10 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { FoldStore } from "../store/index.ts";
-import { asRecord, errorMessage, type Outcome } from "../vocabulary.ts";
+import { type FoldStore, isStoreError } from "../store/index.ts";
+import { asRecord, errorMessage, type Outcome, type ProblemState } from "../vocabulary.ts";
 import { type ContextEntries, textAt } from "./canonical.ts";
+import { healLeaves } from "./heal.ts";
 import type { RecordIndex } from "./persist.ts";
 
 export interface SourceLeaf {
@@ -36,6 +37,9 @@ interface SourceInput {
 	core: PiFoldCore;
 	/** Recorded id -> lattice id, for folds whose entries changed in the session file since. */
 	aliases?: ReadonlyMap<FoldId, FoldId>;
+	/** Folds known damaged: one whose leaves cannot be healed joins them. */
+	damaged?: Map<FoldId, string>;
+	problem?: (where: string, reason: string, state?: ProblemState) => void;
 }
 
 /** The id a fold was recorded (and stored) under: its own, unless its entries changed since. */
@@ -44,7 +48,49 @@ function recordedIdOf(aliases: ReadonlyMap<FoldId, FoldId> | undefined, id: Fold
 	return undefined;
 }
 
+/**
+ * A fold's exact source, verified. A committed fold whose leaf object fails verification is healed
+ * from the session's own bytes (when they still hash to it) and read again; one that cannot be
+ * healed is listed as damaged (never folded into a new parent), and the refusal names what is wrong.
+ */
 export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source: FoldSource }> {
+	const first = readOnce(input, id);
+	if (first.ok || first.leaf === undefined) return first.ok ? first : { ok: false, reason: first.reason };
+	// Each pass writes every leaf the session still holds, so a second failure is rare; bounded all the same.
+	let failed = first;
+	for (let pass = 0; pass < HEAL_PASSES && failed.leaf; pass++) {
+		const healed = healLeaves(input, id, failed.leaf);
+		if (!healed.ok) return damagedFold(input, id, failed.leaf.fold, `${failed.reason}; not repaired: ${healed.reason}`);
+		const again = readOnce(input, id);
+		if (again.ok) {
+			input.problem?.("store", `${first.reason}; written again from the session's own bytes`, "repaired");
+			return again;
+		}
+		failed = again;
+	}
+	return damagedFold(input, id, failed.leaf?.fold ?? id, `${failed.reason}; not repaired`);
+}
+
+/** Reads that heal a leaf and try again, at most. */
+const HEAL_PASSES = 3;
+
+/** The fold, and every fold around the unreadable leaf, are known damaged: none is folded into a new parent. */
+function damagedFold(input: SourceInput, id: FoldId, leafOf: FoldId, why: string): { ok: false; reason: string } {
+	input.damaged?.set(id, why);
+	for (let f = input.lattice.get(leafOf); f; f = f.parent ? input.lattice.get(f.parent) : undefined) {
+		input.damaged?.set(f.id, why);
+	}
+	input.problem?.("store", why);
+	return { ok: false, reason: why };
+}
+
+type LeafFailure = { entry: string; expected: string; fold: FoldId };
+
+/** One verified read; a leaf object that failed is named with its entry, its hash and its innermost fold. */
+function readOnce(
+	input: SourceInput,
+	id: FoldId,
+): { ok: true; source: FoldSource } | { ok: false; reason: string; leaf?: LeafFailure } {
 	const { lattice, context, store, records, core } = input;
 	const fold = lattice.get(id);
 	if (!fold) return { ok: false, reason: `unknown fold ${id}` };
@@ -78,10 +124,11 @@ export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source
 		const bytes = texts.reduce((s, t) => s + new TextEncoder().encode(t).length, 0);
 		return { ok: true, source: { fold, leaves, verifiedBy: "session", bytes } };
 	} catch (err) {
-		return {
-			ok: false,
-			reason: `fold ${id} could not be read back: ${errorMessage(err)}`,
-		};
+		const reason = `fold ${id} could not be read back: ${errorMessage(err)}`;
+		if (!isStoreError(err) || err.entry === undefined || err.expected === undefined || fold.state === "pending") {
+			return { ok: false, reason };
+		}
+		return { ok: false, reason, leaf: { entry: err.entry, expected: err.expected, fold: err.fold ?? id } };
 	}
 }
 

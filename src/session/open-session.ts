@@ -31,6 +31,8 @@ export interface Open {
 	unstorable: Map<FoldId, string>;
 	/** Deterministic briefs of pending marks, written once by the first commit that weighs them. */
 	markBriefs: Map<string, string>;
+	/** Where a reader reports what it met (a leaf healed on a failed read, a fold found damaged). */
+	problem?: (where: string, reason: string, state?: ProblemState) => void;
 }
 
 /** `now` is `before` plus entries appended at the end (same entries, by id, in the same places). */
@@ -103,6 +105,7 @@ export class OpenSession {
 			aliases: rebuilt.aliases,
 			unstorable: new Map(),
 			markBriefs: new Map(),
+			problem: this.#problem,
 		};
 		return this.#open;
 	}

@@ -4,12 +4,13 @@
 // cannot read, or one the lattice refuses, is reported and skipped; nothing throws.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import type { FoldId, HexHash } from "../fold-types.ts";
+import type { FoldId, FoldRecord, HexHash } from "../fold-types.ts";
 import { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
 import { errorMessage, RECORD_TYPE } from "../vocabulary.ts";
 import { type ContextEntries, contextEntriesOf } from "./context-entries.ts";
 import { adoptFold } from "./fork.ts";
+import { type Healed, healLeaves, leafDamage } from "./heal.ts";
 import { type CommittedFold, type JournalOp, parseJournalOp } from "./journal.ts";
 import { type RecordIndex, rewriteRecord } from "./persist.ts";
 
@@ -55,7 +56,11 @@ export interface RecordSource {
  * Check a record the session names is the fold the lattice built (cheap: one record read).
  * `identity` undefined: the fold was recorded under another id, so only the recorded id is checked.
  */
-function checkRecord(source: RecordSource, fold: CommittedFold, identity: HexHash | undefined): Step {
+function checkRecord(
+	source: RecordSource,
+	fold: CommittedFold,
+	identity: HexHash | undefined,
+): { ok: true; record: FoldRecord } | { ok: false; reason: string } {
 	const { store } = source;
 	try {
 		if (!store.records.has(fold.record) && !adoptFold(store, source.ancestors ?? [], fold.record)) {
@@ -71,7 +76,7 @@ function checkRecord(source: RecordSource, fold: CommittedFold, identity: HexHas
 				reason: `store record ${fold.record} is fold ${record.id}, not the fold ${fold.id} built here`,
 			};
 		}
-		return { ok: true };
+		return { ok: true, record };
 	} catch (err) {
 		return { ok: false, reason: errorMessage(err) };
 	}
@@ -89,6 +94,10 @@ interface Replay {
 	note(reason: string): void;
 	/** A line for what was repaired. */
 	repaired(reason: string): void;
+	/** Write a fold's leaf objects again from the session's own bytes. */
+	heal(store: FoldStore, id: FoldId): Healed;
+	/** Records of committed folds that rebuild under another id, readable: their leaves are the originals. */
+	aliasedRecords: HexHash[];
 }
 
 /** The lattice's id for a recorded one. */
@@ -127,9 +136,29 @@ function settleRecord(r: Replay, id: FoldId, fold: CommittedFold): void {
 		} else if (aliased) {
 			// Readable under its recorded id: the store's original is what peek serves.
 			r.damaged.set(id, `recorded as ${fold.id}; the session's copy of its entries changed since`);
-		}
+			r.aliasedRecords.push(fold.record);
+		} else settleLeaves(r, source.store, id, checked.record);
 	}
 	r.records.set(id, fold.record);
+}
+
+/**
+ * The leaf objects a readable record names, looked at without reading them (a lookup per leaf):
+ * one gone, replaced or cut short is written again from the session's own bytes when they still
+ * hash to it; otherwise the fold is listed as damaged. A flipped byte is found by the first read.
+ */
+function settleLeaves(r: Replay, store: FoldStore, id: FoldId, record: FoldRecord): void {
+	const leaves = record.children.flatMap((c) => (c.type === "leaf" ? [c] : []));
+	if (leaves.length === 0) return;
+	const damage = leafDamage(store, leaves);
+	if (damage === undefined) return;
+	const healed = r.heal(store, id);
+	if (healed.ok) r.repaired(`fold ${id}: ${damage}; written again from the session's own bytes`);
+	else {
+		const why = `${damage}; not repaired: ${healed.reason}`;
+		r.damaged.set(id, why);
+		r.note(`fold ${id} is damaged: ${why}`);
+	}
 }
 
 function apply(r: Replay, op: JournalOp): Step {
@@ -190,6 +219,55 @@ export function rebuildLattice(
 	store?: RecordSource,
 ): Rebuilt | { ok: false; reason: string } {
 	const context = contextEntriesOf(contextEntries, core);
+	const first = replayBranch(branch, context, core, store);
+	if (!first.ok || first.aliasedRecords.length === 0 || !store) return first;
+	// A committed entry edited in the session file since: the lattice takes the leaf its record
+	// holds (the store keeps those bytes), so every fold keeps the id the agent was shown.
+	const originals = originalLeaves(store.store, first.aliasedRecords, context);
+	if (originals.lines.length === 0) return first;
+	const again = replayBranch(branch, originals.context, core, store);
+	if (again.ok) again.repaired.unshift(...originals.lines);
+	return again;
+}
+
+/**
+ * The context with each entry a readable record names as a leaf taking that leaf's hash and size
+ * where the session's bytes differ now, and a line per such entry.
+ */
+function originalLeaves(
+	store: FoldStore,
+	recordHashes: readonly HexHash[],
+	context: ContextEntries,
+): { context: ContextEntries; lines: string[] } {
+	const at = new Map(context.entries.map((e, i) => [e.id, i]));
+	const entries = [...context.entries];
+	const lines: string[] = [];
+	for (const hash of recordHashes) {
+		let record: FoldRecord;
+		try {
+			record = store.readRecord(hash);
+		} catch {
+			continue; // unreadable: the fold stays as the session's bytes make it, listed as damaged
+		}
+		for (const child of record.children) {
+			const p = child.type === "leaf" ? at.get(child.entryId) : undefined;
+			if (child.type !== "leaf" || p === undefined || entries[p].hash === child.hash) continue;
+			entries[p] = { ...entries[p], hash: child.hash, bytes: child.bytes };
+			lines.push(
+				`entry ${child.entryId} changed in the session file since fold ${record.id} was committed: the fold keeps its id, and peek serves the store's original bytes`,
+			);
+		}
+	}
+	return { context: { entries, sources: context.sources }, lines };
+}
+
+/** One replay of the branch's records over `context`; `aliasedRecords`: records of committed folds that rebuilt under another id. */
+function replayBranch(
+	branch: readonly SessionEntry[],
+	context: ContextEntries,
+	core: PiFoldCore,
+	store: RecordSource | undefined,
+): (Rebuilt & { aliasedRecords: HexHash[] }) | { ok: false; reason: string } {
 	const created = FoldLattice.create(core, context.entries);
 	if (!created.ok) return { ok: false, reason: created.reason };
 	const { lattice } = created;
@@ -205,6 +283,8 @@ export function rebuildLattice(
 		source: store,
 		note: (reason) => problems.push(`pi-fold record ${current?.id}: ${reason}`),
 		repaired: (reason) => repaired.push(`pi-fold record ${current?.id}: ${reason}`),
+		heal: (into, id) => healLeaves({ lattice, context, store: into, core }, id),
+		aliasedRecords: [],
 	};
 	const report = (entry: SessionEntry, reason: string) =>
 		problems.push(`pi-fold record ${entry.id}: ${reason}; skipped`);
@@ -247,6 +327,6 @@ export function rebuildLattice(
 		one(entry, parsed.op);
 	}
 	flushMarks();
-	const { records, damaged, aliases } = replay;
-	return { ok: true, lattice, context, records, problems, repaired, damaged, aliases };
+	const { records, damaged, aliases, aliasedRecords } = replay;
+	return { ok: true, lattice, context, records, problems, repaired, damaged, aliases, aliasedRecords };
 }

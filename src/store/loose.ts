@@ -68,6 +68,18 @@ export class LooseFiles {
 		}
 	}
 
+	/** The size of the regular file under the final name; "other" for anything else there (never followed). */
+	sizeOf(hash: HexHash): number | "other" | undefined {
+		const path = this.pathOf(hash);
+		try {
+			const stat = lstatSync(path);
+			return stat.isFile() ? stat.size : "other";
+		} catch (err) {
+			if (fsCode(err) === "ENOENT") return undefined;
+			throw ioError(`cannot stat ${this.kind}`, path, err);
+		}
+	}
+
 	/**
 	 * Set a damaged final file aside: rename it to a quarantine name in the same directory (a
 	 * rename moves a symlink itself, never its target), make that durable, and report it. Nothing

@@ -23,6 +23,7 @@ import { StoreError, showValue } from "./errors.ts";
 import { checkHash } from "./ids.ts";
 import { LooseFiles } from "./loose.ts";
 import type { PackItem } from "./pack-format.ts";
+import { isFile } from "./pack-io.ts";
 import type { PackCopy, PackFile, PackSet } from "./packs.ts";
 
 export { isQuarantineName } from "./loose.ts";
@@ -87,6 +88,34 @@ export class ContentStore {
 	has(hash: HexHash): boolean {
 		checkHash(hash, this.#field);
 		return this.packs?.has(this.kind, hash) === true || this.#loose.nameState(hash) === "file";
+	}
+
+	/**
+	 * A look, without reading any bytes, at whether each item is stored whole: a pack copy of the
+	 * stated length in a pack still there and not known damaged, or a regular loose file of that
+	 * size. Per item, undefined when it looks whole, else what is wrong. Cheap (an index lookup,
+	 * one lstat per pack or loose file), so it catches what is gone, replaced or cut short, not a
+	 * flipped byte: every read still verifies.
+	 */
+	looksWhole(items: readonly { hash: HexHash; bytes: number }[]): (string | undefined)[] {
+		const packThere = new Map<PackFile, boolean>();
+		const there = (pack: PackFile) => {
+			const known = packThere.get(pack) ?? isFile(pack.path);
+			packThere.set(pack, known);
+			return known;
+		};
+		return items.map(({ hash, bytes }) => {
+			checkHash(hash, this.#field);
+			const copies = this.packs?.copies(this.kind, hash) ?? [];
+			if (copies.some((c) => c.length === bytes && c.pack.damaged === undefined && there(c.pack))) return undefined;
+			const loose = this.#loose.sizeOf(hash);
+			if (loose === bytes) return undefined;
+			if (loose === "other") return "not a regular file";
+			if (loose !== undefined) return `${loose} bytes where ${bytes} are stated`;
+			const damaged = copies.find((c) => c.pack.damaged !== undefined);
+			if (damaged) return `in a damaged pack (${damaged.pack.damaged})`;
+			return copies.length > 0 ? `of another length (${copies[0].length} bytes) or its pack is gone` : "missing";
+		});
 	}
 
 	/** Set a damaged loose file aside under a quarantine name (see LooseFiles.quarantine). */

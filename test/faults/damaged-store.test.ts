@@ -5,37 +5,28 @@
 // bytes; when the session's copy changed too, the fold stays (the window still hides its entries)
 // and is listed as damaged; a fold whose entries were edited in the session file stays reachable by
 // the id its brief shows, served from the store's original bytes.
-import { readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, symlinkSync, unlinkSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeTempDirs } from "../../harness/pi-harness.ts";
 import { editedTargets, windowRepair } from "../../src/edits/reconcile.ts";
 import type { FoldId } from "../../src/fold-types.ts";
-import { isPackQuarantineName, type StoreLayout } from "../../src/store/index.ts";
+import { isPackQuarantineName } from "../../src/store/index.ts";
 import { isQuarantineName } from "../../src/store/objects.ts";
 import { overwrite } from "../fixtures/store-data.ts";
-import { flipInPack, toLooseLayout } from "../helpers/store-audit.ts";
-import { auditFolds, type FoldedSession, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
+import { flipInPack } from "../helpers/store-audit.ts";
+import {
+	auditFolds,
+	editTimestamp,
+	type FoldedSession,
+	foldedFile,
+	foldedSession,
+	invalidRequests,
+	runWorkload,
+} from "./fault-session.ts";
 
 afterAll(removeTempDirs);
-
-/**
- * A folded session file, closed; its committed folds (root first) and their record hashes. With
- * layout "loose", its store is rewritten as an earlier pi-fold left stores: one file per object.
- */
-async function foldedFile(layout: StoreLayout = "packs"): Promise<{ file: string; records: [FoldId, string][] }> {
-	const s = await foldedSession({ consolidateAfter: 20 });
-	await runWorkload(s, 12, { seed: 31 });
-	const rt = s.rt();
-	expect(rt.status().commits.length).toBeGreaterThanOrEqual(2);
-	const records = [...rt.records];
-	const file = s.h.session.sessionManager.getSessionFile() as string;
-	const root = rt.store?.root as string;
-	s.h.dispose();
-	if (layout === "loose") toLooseLayout(root);
-	return { file, records };
-}
 
 /** Pi's window and the lattice agree entry by entry (what status counts is what the window holds). */
 function windowAgrees(s: FoldedSession): void {
@@ -176,44 +167,63 @@ describe("a damaged store", () => {
 	);
 });
 
-/** Change one entry's timestamp in the session file (as an editor or a sync tool might). */
-function editTimestamp(file: string, entryId: string): void {
-	const lines = readFileSync(file, "utf8").trimEnd().split("\n");
-	const at = lines.findIndex((l) => l.includes(`"id":"${entryId}"`));
-	expect(at).toBeGreaterThan(0);
-	const entry = JSON.parse(lines[at]);
-	entry.timestamp = "2020-01-01T00:00:00.000Z";
-	lines[at] = JSON.stringify(entry);
-	writeFileSync(file, `${lines.join("\n")}\n`);
-}
-
 describe("a folded entry edited in the session file", () => {
-	it("its fold stays reachable by the recorded id; status says the copy changed, and peek serves the store's original bytes", async () => {
+	it("its fold keeps its id (the agent's id means one thing), peek serves the store's original bytes, status says what changed", async () => {
 		const { file, records } = await foldedFile();
-		const [idA] = records[0];
+		const [idA, recordA] = records[0];
 		const original = SessionManager.open(file);
 		const s0 = await foldedSession({ session: { open: file } });
 		const fold = s0.rt().lattice?.get(idA);
 		const entry = fold && s0.rt().view?.context.sources[fold.start];
+		const store = s0.rt().store;
+		const idsBefore = s0
+			.rt()
+			.lattice?.folds()
+			.map((f) => f.id);
 		s0.h.dispose();
-		if (!entry) throw new Error("no folded entry");
+		if (!entry || !store) throw new Error("no folded entry");
+		expect(store.readRecord(recordA).children.every((c) => c.type === "leaf")).toBe(true);
 		const originalLine = JSON.stringify(original.getEntry(entry.id));
 		editTimestamp(file, entry.id);
 
 		const s = await foldedSession({ session: { open: file } });
 		try {
 			const rt = s.rt();
-			expect(rt.status().problems).toContainEqual(expect.stringContaining(`recorded as ${idA} rebuilds as`));
+			const status = rt.status();
+			expect(status.problems).toContainEqual(
+				expect.stringMatching(
+					new RegExp(
+						`entry ${entry.id} changed in the session file since fold ${idA} was committed: the fold keeps its id.* \\(repaired\\)$`,
+					),
+				),
+			);
+			expect(status.problems.filter((p) => p.includes("rebuilds as"))).toEqual([]);
+			expect(status.damaged).toEqual([]);
+			// Every fold has the id it had, and the lattice's identity is its record's.
+			expect(rt.lattice?.folds().map((f) => f.id)).toEqual(idsBefore);
+			expect(rt.view?.aliases.size).toBe(0);
+			for (const [id, hash] of rt.records) {
+				const record = rt.store?.readRecord(hash);
+				expect([record?.id, record?.identity]).toEqual([id, rt.lattice?.get(id)?.identity]);
+			}
 			const peek = s.fold.runtime.actions()?.peek(idA, {});
-			expect(peek?.ok).toBe(true);
+			expect(peek?.ok, peek && !peek.ok ? peek.reason : "").toBe(true);
 			if (!peek?.ok) return;
+			expect(peek.fold.id).toBe(idA);
 			expect(peek.verifiedBy).toBe("store");
-			// The store's bytes: the original timestamp, not the edited one.
+			// One fold of leaves: nothing listed as nested in it (least of all itself).
+			expect(peek.slice.text).not.toContain("## nested fold");
 			expect(peek.slice.text).toContain(`## entry ${entry.id}`);
-			const stored = rt.store?.verifyFold(rt.records.get(rt.view?.aliases.get(idA) as FoldId) as string).leaves[0];
+			// The store's bytes: the original timestamp, not the edited one.
+			const stored = rt.store?.verifyFold(recordA, { id: idA }).leaves[0];
 			expect(Buffer.from(stored?.bytes ?? []).toString("utf8")).toBe(originalLine);
 			expect(JSON.stringify(s.h.session.sessionManager.getEntry(entry.id))).not.toBe(originalLine);
 			windowAgrees(s);
+			// Work goes on over it: commits, and no request is invalid.
+			await runWorkload(s, 8, { seed: 32, idPrefix: "r" });
+			expect(invalidRequests(s.h)).toEqual([]);
+			expect(rt.status().commits.length).toBeGreaterThan(0);
+			expect(rt.lattice?.get(idA)?.state).toBe("committed");
 		} finally {
 			s.h.dispose();
 		}

@@ -1,0 +1,67 @@
+// Healing a fold's leaf objects from the session's own bytes. The session file holds every folded
+// entry as well as the store does: a leaf object that is missing, cut short, flipped or replaced
+// can be written again from it, but only when the session's bytes still hash to the leaf's address
+// (an entry edited in the session file since never overwrites the original). The store sets the
+// damaged copy aside as it writes the good one (a loose file renamed, a pack once its good entries
+// are copied; nothing deleted).
+import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
+import type { FoldId } from "../fold-types.ts";
+import type { FoldLattice } from "../lattice/index.ts";
+import type { FoldStore } from "../store/index.ts";
+import { errorMessage } from "../vocabulary.ts";
+import { type ContextEntries, textAt } from "./canonical.ts";
+
+export interface HealInput {
+	lattice: FoldLattice;
+	context: ContextEntries;
+	store: FoldStore;
+	core: PiFoldCore;
+}
+
+export type Healed = { ok: true; leaves: number } | { ok: false; reason: string };
+
+/**
+ * Write again the leaf that failed (`failed`: its entry and the hash its record names) and every
+ * other leaf under fold `id` whose entry still hashes to the lattice's leaf, from the session's
+ * bytes (the store compares each copy it has byte for byte and writes only what is not whole).
+ * Refused, with nothing written, when the failed entry's bytes in the session no longer hash to its
+ * leaf: then the store's copy was the only one.
+ */
+export function healLeaves(input: HealInput, id: FoldId, failed?: { entry: string; expected: string }): Healed {
+	const { lattice, context, store, core } = input;
+	try {
+		const fold = lattice.get(id);
+		const leaves = lattice.leavesOf(id);
+		if (!fold || !leaves) return { ok: false, reason: `fold ${id} is not in the lattice` };
+		const texts = leaves.map((_, i) => textAt(context, fold.start + i));
+		const digests = core.hashSpans(texts);
+		const hashOf = (i: number) => toHex(digests, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES);
+		if (failed) {
+			const at = leaves.findIndex((l) => l.entryId === failed.entry);
+			if (at < 0) return { ok: false, reason: `entry ${failed.entry} is not in fold ${id} here` };
+			if (hashOf(at) !== failed.expected) {
+				return {
+					ok: false,
+					reason: `the session's copy of entry ${failed.entry} changed too (it hashes to ${hashOf(at)}, the leaf is ${failed.expected})`,
+				};
+			}
+		}
+		const same = texts.filter((_, i) => hashOf(i) === leaves[i].hash || leaves[i].entryId === failed?.entry);
+		store.putLeaves(same);
+		return { ok: true, leaves: same.length };
+	} catch (err) {
+		return { ok: false, reason: errorMessage(err) };
+	}
+}
+
+/**
+ * Whether each leaf object a fold's record names looks whole in the store (see
+ * ContentStore.looksWhole: no bytes read); what is wrong with the first that does not, or undefined.
+ */
+export function leafDamage(store: FoldStore, leaves: readonly { hash: string; bytes: number }[]): string | undefined {
+	const found = store.objects.looksWhole(leaves);
+	const at = found.findIndex((why) => why !== undefined);
+	if (at < 0) return undefined;
+	const more = found.filter((why) => why !== undefined).length - 1;
+	return `leaf object ${leaves[at].hash} is ${found[at]}${more > 0 ? ` (and ${more} more)` : ""}`;
+}
