@@ -10,9 +10,11 @@ import { fauxAssistantMessage, fauxText } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { WORKLOAD_ROOT } from "../harness/workload.ts";
+import { registerPiFold } from "../src/index.ts";
 import { FOLD_TOOL_NAME, RECORD_TYPE } from "../src/vocabulary.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
-import { recordedFold } from "./helpers/replay-recordings.ts";
+import { recordingUi } from "./helpers/recording-ui.ts";
+import { FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
 
 const CLI = fileURLToPath(new URL("../src/replay/cli.ts", import.meta.url));
 const ENV = childEnv(piEnv());
@@ -129,6 +131,37 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		expect(again.stdout).toContain("nothing to unfold");
 		expect(readFileSync(file).equals(grown)).toBe(true);
 	}, 60_000);
+});
+
+describe("/fold-leave: the way out, asked inside Pi", () => {
+	it("names the unfold command for this session; run as given with Pi closed, Pi alone reads the originals", async () => {
+		const file = copySession(recorded);
+		const h = await makeSession({
+			open: file,
+			sessionDir: dirname(file),
+			cwd: WORKLOAD_ROOT,
+			extensions: [(pi) => void registerPiFold(pi, { providerInputBudget: FOLD_BUDGET })],
+		});
+		const { ui, notes } = recordingUi();
+		try {
+			await h.session.bindExtensions({ uiContext: ui, mode: "tui" });
+			await h.session.prompt("/fold-leave");
+		} finally {
+			h.dispose(); // quit Pi, as the answer says
+		}
+		expect(h.captured).toEqual([]);
+		const answer = notes.find((n) => n.message.startsWith("To leave pi-fold"));
+		expect(answer?.type).toBe("info");
+		const line = answer?.message.split("\n").find((l) => /^ {2}2\. node /.test(l));
+		expect(line, answer?.message).toBeDefined();
+		const command = (line as string).replace(/^ {2}2\. /, "");
+		expect(command).toContain(`unfold ${file}`);
+		const r = await run("sh", ["-c", command], { cwd: REPO_ROOT, env: ENV });
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stdout).toContain("The session now reads the same without pi-fold.");
+		const view = JSON.stringify((await modelView(file)).filter((m) => (m as { role: string }).role !== "system"));
+		expect(view).not.toContain(FOLD_TOOL_NAME);
+	}, 120_000);
 });
 
 describe("pi-fold peek: one fold from the session file, without Pi", () => {
