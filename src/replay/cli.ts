@@ -1,8 +1,9 @@
-// The `pi-fold` command (bin.ts checks the Node version first; `npm run replay -- <file>` from the
-// repo). Exit codes: 0 done, 1 the input cannot be replayed (a missing, empty, truncated or non-Pi
-// file, a bad price card, an unknown model without --window) or the Node is too old, 2 bad usage, 3 an
-// internal error. Bad input is told in one message naming the file and line, never with a stack trace
-// (PI_FOLD_DEBUG=1 shows one for internal errors).
+// The `pi-fold` command: `replay`, and `peek` and `unfold` (which read a session file without Pi).
+// bin.ts checks the Node version first; `npm run replay -- <file>` from the repo. Exit codes: 0
+// done, 1 the input cannot be used (a missing, empty, truncated or non-Pi file, a bad price card,
+// an unknown model without --window, no Pi for the replay, an unknown or damaged fold) or the Node
+// is too old, 2 bad usage, 3 an internal error. Bad input is told in one message naming the file
+// and line, never with a stack trace (PI_FOLD_DEBUG=1 shows one for internal errors).
 import { statSync } from "node:fs";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { loadPriceCardFile, PriceCardError } from "../report/price-card.ts";
