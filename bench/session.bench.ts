@@ -8,8 +8,9 @@
 // tool results; at the end one user message asks for them (bench/lib/recall-agent.ts). Every request's
 // usage is what the faux provider reports (its common-prefix cache model); cost comes from a price card.
 //
-// Two scenarios (bench/lib/session-scenarios.ts), both by default (--scenario equal|tiered|both): an
-// equal window with no price tier, and a 400,000 window with a 2x price tier above 272,000.
+// Three scenarios (bench/lib/session-scenarios.ts), all by default (--scenario equal|tiered|idle|all): an
+// equal window with no price tier, a 400,000 window with a 2x price tier above 272,000, and the equal
+// window's session over 8 prompts with idle gaps past the prompt cache's lifetime.
 // Prints Markdown; writes bench/results/session.json and .svg, session-tiered.json and .svg (or --out-dir).
 // Flags (all optional): --scenario S --stages N --seed N --window N --max-tokens N --reserve-tokens N
 // --keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR
@@ -21,6 +22,7 @@ import {
 	costText,
 	headerText,
 	healthText,
+	policiesText,
 	tableText,
 	targetsText,
 	valuesText,
@@ -33,12 +35,13 @@ async function main(): Promise<void> {
 	const { scenarios, optionsFor, outDir } = await parseSessionArgs(process.argv.slice(2));
 	const command = `node bench/session.bench.ts ${process.argv.slice(2).join(" ")}`.trim();
 	for (const scenario of scenarios) {
-		const result = await runSessionCompare(optionsFor(scenario));
+		const result = await runSessionCompare({ ...optionsFor(scenario), comparePolicies: true });
 		const sections = [
 			headerText(result),
 			tableText(result),
 			valuesText(result),
 			costText(result),
+			policiesText(result),
 			targetsText(result),
 			healthText(result),
 		];

@@ -91,6 +91,8 @@ export type FauxCost = NonNullable<FauxModelDefinition["cost"]> & {
 export interface SessionOptions {
 	/** Inline extensions, loaded as Pi loads extension factories. */
 	extensions?: ExtensionFactory[];
+	/** Extension sources Pi resolves and loads itself (a package folder: its `pi.extensions`, with jiti), as `pi -e` does. */
+	extensionPaths?: string[];
 	/**
 	 * Pi's `tools` selection. Default: read, bash and ls plus every extension tool (a list of only
 	 * +/- entries edits the default set; a plain list would be an allowlist hiding extension tools).
@@ -174,6 +176,7 @@ export async function makeSession(opts: SessionOptions = {}): Promise<TestSessio
 		noContextFiles: true,
 		disabledBuiltinExtensions: ["mcp", "codemode", "tool_search"],
 		extensionFactories: opts.extensions ?? [],
+		additionalExtensionPaths: opts.extensionPaths ?? [],
 	});
 	await resourceLoader.reload();
 	const sessionManager = opts.open
@@ -217,6 +220,30 @@ export async function makeSession(opts: SessionOptions = {}): Promise<TestSessio
 		cwd,
 		dispose: () => session.dispose(),
 	};
+}
+
+/**
+ * A prompt cache that expires: the faux provider reads back the previous request's prefix only when
+ * it went out within `ttlSeconds` of this one by `clock` (a simulation's time); past that, the
+ * request is written to the cache whole, as a provider whose entry expired would bill it. The
+ * provider's cache is keyed by session id, so an expiry starts a new key.
+ */
+export function expireCache(h: Pick<TestSession, "faux">, ttlSeconds: number, clock: () => number): void {
+	const provider = h.faux.provider as unknown as Record<"stream" | "streamSimple", (...a: unknown[]) => unknown>;
+	let last: number | undefined;
+	let epoch = 0;
+	const keyed = (options: unknown): unknown => {
+		const o = options as { sessionId?: string } | undefined;
+		if (!o?.sessionId) return options;
+		const now = clock();
+		if (last !== undefined && now - last > ttlSeconds * 1000) epoch++;
+		last = now;
+		return { ...o, sessionId: `${o.sessionId}#${epoch}` };
+	};
+	for (const name of ["stream", "streamSimple"] as const) {
+		const original = provider[name];
+		provider[name] = (model: unknown, context: unknown, options: unknown) => original(model, context, keyed(options));
+	}
 }
 
 /** The text blocks of a message, joined. */

@@ -23,6 +23,8 @@ export const WORKLOAD_ROOT = fileURLToPath(
 );
 
 export const WORKLOAD_PROMPT = "Survey this package's source: read through its modules stage by stage and take notes.";
+/** What the person says to go on after a pause (see WorkloadOptions.pauseEvery). */
+export const CONTINUE_PROMPT = "Continue the survey where you stopped.";
 
 export interface WorkloadOptions {
 	/** Seed for the choice of files, offsets and tools (default 1). */
@@ -40,6 +42,11 @@ export interface WorkloadOptions {
 	root?: string;
 	/** Line counts a `read` call asks for, drawn uniformly in [min, max) (default 60-300). */
 	readLines?: { min: number; max: number };
+	/**
+	 * End the agent's run after every this many stages with a short answer, so the stages are spread
+	 * over several prompts (default: one prompt for all of them).
+	 */
+	pauseEvery?: number;
 	/** Put before every tool call id, so that several runs in one session keep ids unique (default ""). */
 	idPrefix?: string;
 }
@@ -216,11 +223,17 @@ function summaryText(chars: number): string {
  * with an overflow error (Pi then recovers; the stage it would have answered comes next).
  */
 export function workloadSteps(stages: number, opts: WorkloadOptions = {}): FauxResponseStep[] {
-	const queue: AssistantMessage[] = workloadPlan(stages, opts).map((p) =>
-		fauxAssistantMessage([fauxText(p.note), ...p.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id }))], {
-			stopReason: "toolUse",
-		}),
-	);
+	const every = opts.pauseEvery ?? 0;
+	const queue: AssistantMessage[] = workloadPlan(stages, opts).flatMap((p, i) => {
+		const stage = fauxAssistantMessage(
+			[fauxText(p.note), ...p.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id }))],
+			{ stopReason: "toolUse" },
+		);
+		const pause = every > 0 && (i + 1) % every === 0 && i + 1 < stages;
+		return pause
+			? [stage, fauxAssistantMessage(fauxText(`Surveyed ${i + 1} stages; waiting for the next instruction.`))]
+			: [stage];
+	});
 	queue.push(fauxAssistantMessage(fauxText(`Done: surveyed the package in ${stages} stages.`)));
 	const summary = summaryText(opts.summaryChars ?? 1600);
 	let workRequests = 0;
@@ -231,5 +244,5 @@ export function workloadSteps(stages: number, opts: WorkloadOptions = {}): FauxR
 		return queue.shift() ?? fauxAssistantMessage([], { stopReason: "error", errorMessage: "workload exhausted" });
 	};
 	// Spare steps for summary requests and the overflow retry.
-	return Array.from({ length: stages + 12 }, () => step);
+	return Array.from({ length: stages + 12 + (every > 0 ? Math.ceil(stages / every) : 0) }, () => step);
 }

@@ -4,6 +4,7 @@
 // lines first (kept, what native lost, cost against native), then the table and the planted-value
 // outcomes; writes session.json and session.svg into demo-output/ (git-ignored). Targets and their
 // verdicts are the benchmark's business, not the demo's.
+// While the sessions run, a terminal shows which arm and stage (scripts/demo-progress.ts).
 // Accepts the benchmark's flags, e.g. `npm run demo -- --stages 16` or `--out-dir DIR`.
 // The core-only demo (hashing a session file) is `npm run demo:core` (scripts/demo-core.ts).
 import { fileURLToPath } from "node:url";
@@ -11,6 +12,7 @@ import { parseSessionArgs, runSessionCompare, SessionArgsError } from "../bench/
 import { leadLines } from "../bench/lib/session-lead.ts";
 import { headerText, healthText, tableText, valuesText, writeSessionFiles } from "../bench/lib/session-output.ts";
 import { removeTempDirs } from "../harness/pi-harness.ts";
+import { demoProgress } from "./demo-progress.ts";
 
 const OUT = fileURLToPath(new URL("../demo-output/", import.meta.url));
 
@@ -27,7 +29,14 @@ const WHAT_IS_REAL =
 
 async function main(): Promise<void> {
 	const { options, outDir } = await parseSessionArgs(process.argv.slice(2));
-	const result = await runSessionCompare(options);
+	// On a terminal, one status line on stderr says which arm and stage run; wiped before the results.
+	const progress = demoProgress(process.stderr);
+	let result: Awaited<ReturnType<typeof runSessionCompare>>;
+	try {
+		result = await runSessionCompare(options, (p) => progress.update(p));
+	} finally {
+		progress.done();
+	}
 	const files = writeSessionFiles(
 		result,
 		outDir ?? OUT,

@@ -17,6 +17,30 @@ export const RECEIPT_TYPE = "pi-fold-receipt";
 export const OVERFLOW_NOTICE_TYPE = "pi-fold-overflow";
 export const UNBRIEFED_NOTICE_TYPE = "pi-fold-unbriefed";
 
+/**
+ * Pi hands every custom message to the model as a user-role message, and pi-fold's receipt and
+ * notices arrive mid-turn, right after a tool result: unframed, a model can take one for a new
+ * instruction and restart its work. So each one is wrapped in this tag and opens by saying who wrote
+ * it and that the task goes on; the tool's description names the tag as well.
+ */
+export const AUTOMATED_NOTICE_TAG = "pi-fold-notice";
+const NOTICE_OPEN = `<${AUTOMATED_NOTICE_TAG}>\nAutomated, not from the user; carry on with your task.\n`;
+const NOTICE_CLOSE = `\n</${AUTOMATED_NOTICE_TAG}>`;
+/** UTF-8 bytes the framing adds to a notice's body (ASCII: one byte a character). */
+export const AUTOMATED_NOTICE_FRAME_BYTES = NOTICE_OPEN.length + NOTICE_CLOSE.length;
+
+/** A message for the model, framed as pi-fold's automated notice. */
+export function automatedNotice(body: string): string {
+	return NOTICE_OPEN + body + NOTICE_CLOSE;
+}
+
+/** The body of a framed notice (a text without the frame, as older sessions hold, comes back as it is). */
+export function automatedNoticeBody(text: string): string {
+	return text.startsWith(NOTICE_OPEN) && text.endsWith(NOTICE_CLOSE)
+		? text.slice(NOTICE_OPEN.length, text.length - NOTICE_CLOSE.length)
+		: text;
+}
+
 /** What a commit's receipt says, and carries as its details (the TUI draws it from them). */
 export interface ReceiptFacts {
 	/** Marks committed, stalest first, and consolidations made. */
@@ -42,15 +66,25 @@ export interface Thresholds {
 	consolidateAfter: number;
 	/** A pending mark must cover at least this many characters. */
 	minFoldChars: number;
+	/** The newest tool batches of the current chapter that stay raw whatever folding would save (at least 3). */
+	rawBatches: number;
 }
 
-export const THRESHOLD_KEYS = ["maxTarget", "minTarget", "consolidateAfter", "minFoldChars"] as const;
+export const THRESHOLD_KEYS = ["maxTarget", "minTarget", "consolidateAfter", "minFoldChars", "rawBatches"] as const;
 
 /** What one runtime runs with: the options, checked, with the thresholds in force (the settings file may replace them). */
 export interface RuntimeSettings {
 	thresholds: Thresholds;
+	/**
+	 * The person fixed the band (maxTarget/minTarget in the options, or other than the defaults in the
+	 * settings file): commits fire at maxTarget and fold to minTarget. Otherwise the cost model decides
+	 * when and how far to fold, within maxTarget, for any model whose card prices a cache read.
+	 */
+	bandFixed: boolean;
 	providerInputBudget?: number;
 	blacklistAutoFoldTools: ReadonlySet<string>;
+	/** Milliseconds now, for the prompt cache's lifetime (default Date.now; a simulation passes its own). */
+	clock?: () => number;
 }
 
 /** Peek's default slice (a few thousand tokens) and largest slice, in UTF-8 bytes of a fold's text view. */
@@ -76,6 +110,12 @@ export function describeValue(value: unknown, max = 80): string {
 	if (typeof value === "function" || typeof value === "symbol") return `a ${typeof value}`;
 	return `${typeof value} ${String(value)}`;
 }
+
+/**
+ * How a reported problem stands: still to be dealt with (the default), repaired already, or to be
+ * repaired once the runtime settles what it waits for (`until`, e.g. a window repair made durable).
+ */
+export type ProblemState = "open" | "repaired" | { until: string };
 
 /** `value` as a record of fields when it is a plain object (not null, not an array); otherwise undefined. */
 export function asRecord(value: unknown): Record<string, unknown> | undefined {

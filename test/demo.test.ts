@@ -2,13 +2,17 @@
 // environment, here with few stages and a temp output dir. It starts with three plain lines (kept,
 // what native lost, cost against native), then prints the three-arm table, the planted values and
 // what is simulated, and writes a chart (SVG) and the JSON; no target verdicts (those are the
-// benchmark's); a bad flag is refused with a clear message and writes nothing. Nothing here is timed.
+// benchmark's); a bad flag is refused with a clear message and writes nothing. Piped, it writes
+// nothing on stderr; on a terminal (a pty) a status line says which arm and stage run, and is wiped
+// before the results. Nothing here is timed.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ARMS } from "../bench/lib/session-compare.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { FRESH_ABOVE_FLOOR_ROW, OVER_WINDOW_ROW } from "../src/report/table.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
+import { startPty } from "./helpers/pty.ts";
 
 const DEMO = join(REPO_ROOT, "scripts/demo.ts");
 const STAGES = 6;
@@ -107,4 +111,40 @@ describe("npm run demo", () => {
 		expect(unknown.code).toBe(2);
 		expect(unknown.stderr).toMatch(/pi-fold demo: .*--stage/);
 	});
+});
+
+describe("npm run demo on a terminal", () => {
+	it("says which run, arm and stage is going on one status line, and wipes it before the results", async () => {
+		const stages = 2;
+		// Tall enough that the whole output stays on the screen.
+		const pty = startPty(
+			[process.execPath, DEMO, "--stages", String(stages), "--no-warmup", "--out-dir", tempDir("demo-tty")],
+			{
+				cwd: REPO_ROOT,
+				env: childEnv(piEnv()),
+				cols: 200,
+				rows: 400,
+			},
+		);
+		try {
+			const screen = await pty.waitFor(
+				(rows) => rows.some((r) => r.startsWith("json:")),
+				"the demo's results",
+				110_000,
+			);
+			const drawn = pty.drawn();
+			// Without the warm-up (a run of each arm the demo makes first, shown as "warm-up <arm>"): the
+			// arms, then pi-fold without search.
+			const runs = [...ARMS, "pi-fold without search"];
+			for (const [i, arm] of runs.entries()) {
+				for (let stage = 1; stage <= stages; stage++) {
+					expect(drawn).toContain(`pi-fold demo: run ${i + 1}/${runs.length}, ${arm}: stage ${stage}/${stages}`);
+				}
+			}
+			expect(screen.some((r) => r.startsWith("Kept: with pi-fold"))).toBe(true);
+			expect(screen.filter((r) => r.includes("pi-fold demo:"))).toEqual([]);
+		} finally {
+			await pty.close();
+		}
+	}, 120_000);
 });

@@ -185,7 +185,7 @@ describe("thresholds", () => {
 	it("defaults to the documented policy and merges a partial policy over them", () => {
 		expect(validateThresholds(undefined)).toEqual({
 			ok: true,
-			thresholds: { maxTarget: 0.8, minTarget: 0.4, consolidateAfter: 10, minFoldChars: 8000 },
+			thresholds: { maxTarget: 0.8, minTarget: 0.4, consolidateAfter: 10, minFoldChars: 8000, rawBatches: 3 },
 		});
 		expect(validateThresholds({ maxTarget: 0.9 })).toEqual({
 			ok: true,
@@ -202,6 +202,7 @@ describe("thresholds", () => {
 		[{ consolidateAfter: 2.5 }, "thresholds.consolidateAfter"],
 		[{ consolidateAfter: 0 }, "thresholds.consolidateAfter"],
 		[{ minFoldChars: "8000" }, "thresholds.minFoldChars"],
+		[{ rawBatches: 2 }, "thresholds.rawBatches must be an integer >= 3"],
 		[{ freshTail: 3 }, "thresholds.freshTail"],
 		[[0.8, 0.4], "an array"],
 	])("refuses %j by name", (input, name) => {

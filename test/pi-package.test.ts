@@ -2,7 +2,6 @@
 // its own temp Pi home, then `pi -p` with a scripted offline model that calls pi_fold_context. The
 // answer must come from the Wasm core of the INSTALLED copy, loaded inside Pi. The two forms Pi
 // accepts but never loads are checked too, so the README's warning stays true.
-import { hash } from "node:crypto";
 import {
 	cpSync,
 	existsSync,
@@ -16,12 +15,10 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadCoreFile } from "../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
-import { STATUS_PROBE } from "../src/operations/core-report.ts";
 import type { ReplayResult } from "../src/replay/replay.ts";
-import { FIXTURE_MODEL, FIXTURE_PROVIDER } from "./fixtures/faux-status-ext.ts";
-import { childEnv, PI_CLI, REPO_ROOT, type RunResult, run, runPi } from "./helpers/pi-cli.ts";
+import { childEnv, PI_CLI, REPO_ROOT, run, runPi } from "./helpers/pi-cli.ts";
+import { askStatus, expectAnsweredFrom, PI_VERSION, show } from "./helpers/pi-status.ts";
 import { FOLD_BUDGET, FOLD_WINDOW, policy, type Recording, recordedFold } from "./helpers/replay-recordings.ts";
 
 interface PackageJson {
@@ -42,9 +39,6 @@ interface PackageJson {
 
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, "utf8")) as T;
 const PKG = readJson<PackageJson>(join(REPO_ROOT, "package.json"));
-const PI_VERSION = readJson<PackageJson>(
-	join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/package.json"),
-).version;
 /** Pi supplies these to extensions (docs/packages.md); a shipped copy would shadow the host's. */
 const HOST_PACKAGES = [
 	"@earendil-works/pi-ai",
@@ -55,7 +49,6 @@ const HOST_PACKAGES = [
 ];
 /** Every script npm runs on its own during an install (of this package or of a project holding it). */
 const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare", "preprepare", "postprepare"];
-const FIXTURE = join(REPO_ROOT, "test/fixtures/faux-status-ext.ts");
 /** PATH without any `pi` (npm test puts the repo's node_modules/.bin, which has one, on it). */
 const PATH_WITHOUT_PI = [dirname(process.execPath), ...(process.env.PATH ?? "").split(":")]
 	.filter((dir) => dir !== "" && !existsSync(join(dir, "pi")))
@@ -68,7 +61,6 @@ function piLauncherDir(): string {
 	return dir;
 }
 
-const show = (r: RunResult) => `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
 const timings: string[] = [];
 async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
 	const start = performance.now();
@@ -104,7 +96,7 @@ let tarball = "";
 let unpacked = ""; // the tarball's "package/" folder, extracted for inspection only
 
 beforeAll(async () => {
-	// npm test builds first (pretest); pack with --ignore-scripts so `prepack` does not rebuild wasm/
+	// npm test builds first (pretest); pack with --ignore-scripts so `prepack` does not rebuild
 	// and dist/ while test files running in parallel read them (and the build is not paid twice).
 	for (const built of [
 		"wasm/pi-fold-core.wasm",
@@ -131,37 +123,6 @@ afterAll(() => {
 	if (timings.length > 0) console.info(`[pi-package] ${timings.join(", ")}`);
 	removeTempDirs();
 });
-
-/** `pi -p` with the scripted model that calls pi_fold_context status; more `-e` extensions before it. */
-function askStatus(
-	env: NodeJS.ProcessEnv,
-	cwd: string,
-	extensions: string[] = [],
-	flags: string[] = [],
-): Promise<RunResult> {
-	const args = ["-p", "report pi-fold status", ...flags, ...extensions.flatMap((e) => ["-e", e]), "-e", FIXTURE];
-	args.push("--provider", FIXTURE_PROVIDER, "--model", FIXTURE_MODEL, "--no-session");
-	return runPi(args, { cwd, env });
-}
-
-/** The tool answered inside Pi, from the core in `packageDir` (the copy Pi loaded). */
-function expectAnsweredFrom(result: RunResult, packageDir: string, env: NodeJS.ProcessEnv): void {
-	expect(result.code, show(result)).toBe(0);
-	const out = result.stdout;
-	expect(out, show(result)).toContain("pi_fold_context answered:\npi-fold ");
-	expect(out).not.toContain("<error>");
-	const wasmFile = join(realpathSync(packageDir), "wasm/pi-fold-core.wasm");
-	// Version read from that .wasm in this process; Pi's run must report the same core, from that file.
-	const coreVersion = loadCoreFile(wasmFile).version;
-	expect(coreVersion).toMatch(/^\d+\.\d+\.\d+$/);
-	expect(out).toContain(`core: pi-fold-core ${coreVersion} (WebAssembly) from ${wasmFile}`);
-	expect(out).toContain("self-check: ok");
-	expect(out).toContain(`probe sha256 (by the core): ${hash("sha256", STATUS_PROBE, "hex")}`);
-	expect(out).toContain(`pi-fold ${PKG.version} status`);
-	expect(out).toContain(`host: Pi ${PI_VERSION}`);
-	// The run stayed inside the temp dirs.
-	expect(existsSync(join(env.HOME!, ".pi"))).toBe(false);
-}
 
 describe("the packed tarball", () => {
 	it("holds the extension, bindings, built JS, the Wasm core, licence and changelog, and nothing dev-only", () => {

@@ -227,6 +227,7 @@ describe("projectionCandidates with no open session", () => {
 		const idle = new FoldRuntime(core, {
 			thresholds: { ...DEFAULT_THRESHOLDS },
 			blacklistAutoFoldTools: new Set(),
+			bandFixed: false,
 		});
 		expect(idle.view).toBeUndefined();
 		expect(projectionCandidateProvider(() => idle)()).toEqual([]);

@@ -16,14 +16,15 @@ import { cardOfModel, costOf, DEFAULT_PRICE_CARD, tierOf } from "../src/report/p
 afterAll(removeTempDirs);
 
 describe("the benchmark's flags pick the scenarios", () => {
-	it("both by default, each with its own defaults; the tiered model's own cost prices its requests", async () => {
+	it("all by default, each with its own defaults; the tiered model's own cost prices its requests", async () => {
 		const args = await parseSessionArgs([]);
-		expect(args.scenarios).toEqual(["equal", "tiered"]);
+		expect(args.scenarios).toEqual(["equal", "tiered", "idle"]);
 		expect(args.options.scenario).toBe("equal");
 		const equal = args.optionsFor("equal");
-		expect(equal).toMatchObject({ window: 100_000, maxTokens: 4096, stages: 64 });
-		expect(equal.card).toBe(DEFAULT_PRICE_CARD);
-		expect(equal.cost).toBeUndefined();
+		expect(equal).toMatchObject({ window: 200_000, maxTokens: 4096, stages: 64 });
+		// The equal model declares a cost (so pi-fold can price a commit), with no tier: the default card's base rates.
+		expect(firstPriceTier(equal.cost)).toBeUndefined();
+		expect(tierOf(1_000_000, equal.card)).toEqual(DEFAULT_PRICE_CARD.base);
 		const tiered = args.optionsFor("tiered");
 		expect(tiered).toMatchObject({ window: 400_000, maxTokens: 128_000, cost: TIERED_COST });
 		expect(tiered.stages).toBeGreaterThanOrEqual(64);
@@ -31,7 +32,6 @@ describe("the benchmark's flags pick the scenarios", () => {
 		expect(tierOf(272_000, tiered.card)).toEqual({ input: 5, cacheRead: 0.5, cacheWrite: 5, output: 30 });
 		expect(tierOf(272_001, tiered.card)).toMatchObject({ input: 10, cacheRead: 1, cacheWrite: 10, output: 45 });
 		expect(SCENARIOS.tiered.targets).toMatchObject({ costRatio: 0.6, totalTokensRatio: 1, piFoldAboveTier: 0 });
-		expect(SCENARIOS.equal.targets.costRatio).toBe(1);
 	});
 
 	it("--scenario runs one; --price-card overrides the model's own prices; a bad scenario is named", async () => {
@@ -42,7 +42,9 @@ describe("the benchmark's flags pick the scenarios", () => {
 		expect(args.options).toMatchObject({ scenario: "tiered", stages: 80, cost: TIERED_COST });
 		expect(args.options.card.name).toBe("flat");
 		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(SessionArgsError);
-		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(/--scenario must be equal, tiered or both/);
+		await expect(parseSessionArgs(["--scenario", "tiers"])).rejects.toThrow(
+			/--scenario must be equal, tiered, idle or all/,
+		);
 	});
 });
 

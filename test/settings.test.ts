@@ -50,6 +50,7 @@ const withDefaults = (t: Partial<Thresholds>): Thresholds => ({ ...DEFAULT_THRES
 const runtimeSettings = (): RuntimeSettings => ({
 	thresholds: { ...DEFAULT_THRESHOLDS },
 	blacklistAutoFoldTools: new Set(),
+	bandFixed: false,
 });
 
 describe("where the settings file lives", () => {
@@ -358,7 +359,7 @@ describe("registerPiFold options", () => {
 		expect(r.ok).toBe(false);
 		if (!r.ok) {
 			expect(r.problems).toEqual([
-				"unknown option budget (known: thresholds, providerInputBudget, blacklistAutoFoldTools)",
+				"unknown option budget (known: thresholds, providerInputBudget, blacklistAutoFoldTools, clock)",
 			]);
 		}
 	});

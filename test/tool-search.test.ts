@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plantValues } from "../bench/lib/recall-agent.ts";
 import { nodeCore } from "../bindings/node.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
-import { FOLD_SEARCH_USAGE } from "../src/commands/fold-search.ts";
+import { FOLD_SEARCH_USAGE, PERSON_MAX_HITS } from "../src/commands/fold-search.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { parseOptions } from "../src/host/options.ts";
 import { FoldActions } from "../src/operations/actions.ts";
@@ -23,6 +23,7 @@ import { FOLD_TEXTS_MAX_BYTES, FoldTexts } from "../src/search/fold-texts.ts";
 import { checkQuery, type SearchAnswer, searchFolds } from "../src/search/search.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { TREE_PAGE } from "../src/tool/status.ts";
+import { SEARCH_MAX_LIMIT } from "../src/vocabulary.ts";
 import {
 	call,
 	type FoldAgent,
@@ -241,6 +242,42 @@ describe("search on a real session", () => {
 		}
 	});
 
+	it("standing folds under a pending mark (a mark that took committed roots): every match listed, peek lands on it", () => {
+		const file = agent.h.session.sessionManager.getSessionFile();
+		if (!file) throw new Error("no session file");
+		const parsed = parseOptions({});
+		if (!parsed.ok) throw new Error(parsed.problems.join("; "));
+		const rt = new FoldRuntime(nodeCore(), parsed.settings);
+		rt.open(SessionManager.open(file) as never);
+		const l = rt.lattice;
+		if (!l) throw new Error("not opened");
+		// One mark over the first two visible roots, committed folds with planted values inside.
+		const roots = l.rootSpans().filter((r) => r.state === "committed");
+		const [first, second] = [roots[0], roots[1]];
+		const marked = l.clone();
+		const m = marked.markMany([{ from: l.entryAt(first.start).id, to: l.entryAt(second.end - 1).id, kind: "chapter" }]);
+		if (!m.ok) throw new Error(m.reason);
+		rt.adopt(marked);
+		const inside = values.filter((v) => {
+			const p = marked.position(plantedEntry(v.stage)) ?? -1;
+			return p >= first.start && p < second.end;
+		});
+		expect(inside.length).toBeGreaterThan(0);
+		const acts = new FoldActions(rt, () => undefined);
+		const r = acts.search({ query: "check value", limit: 30 });
+		if (!r.ok) throw new Error(r.reason);
+		expect(r.answer.hits).toHaveLength(r.answer.total);
+		for (const v of inside) {
+			const hit = r.answer.hits.find((h) => h.entryId === plantedEntry(v.stage));
+			expect(hit, `stage ${v.stage}`).toBeDefined();
+			if (!hit) continue;
+			const line = `check value: ${v.value}`;
+			const peek = acts.peek(hit.fold, { offset: hit.offset, bytes: line.length });
+			if (!peek.ok) throw new Error(peek.reason);
+			expect(peek.slice.text).toBe(line);
+		}
+	});
+
 	it("a corrupted store object: search names the fold and the hash as peek does; the other folds are searched", () => {
 		const file = agent.h.session.sessionManager.getSessionFile();
 		if (!file) throw new Error("no session file");
@@ -312,7 +349,7 @@ describe("/fold-search for people", () => {
 			await agent.h.session.bindExtensions({ uiContext: rec.ui, mode: "tui" });
 			await agent.h.session.prompt("/fold-search check value");
 			expect(rec.selects).toHaveLength(1);
-			expect(rec.selects[0].title).toBe('pi-fold search: 1 matching line for "check value"; open one');
+			expect(rec.selects[0].title).toBe('pi-fold search: 1 matching line for "check value" in 1 fold; open one');
 			expect(rec.selects[0].options[0]).toMatch(
 				/^1\. f[0-9a-f]{10} · toolResult bash · \[stage 2\] check value: chk-0123456789abcdef$/,
 			);
@@ -336,6 +373,52 @@ describe("/fold-search for people", () => {
 			// Commands read only: no model call, no change to the folds.
 			expect(agent.h.captured.length).toBe(requests);
 			expect(rtOf(agent).lattice?.snapshot()).toEqual(before);
+		} finally {
+			agent.h.dispose();
+		}
+	}, 120_000);
+
+	it("lists every match (past the agent's page), in words; an opened match starts at a line with the line before it", async () => {
+		const agent = await foldAgent({ budget: 14_000 });
+		try {
+			await run(agent, [...work(agent, "w-", 10, 4), finish(agent, "Done.")]);
+			const actions = agent.actions;
+			const query = "export";
+			const whole = actions.search({ query, limit: SEARCH_MAX_LIMIT });
+			if (!whole.ok) throw new Error(whole.reason);
+			const total = whole.answer.total;
+			// More than one of the agent's pages, and no more than a person's list holds.
+			expect(total).toBeGreaterThan(SEARCH_MAX_LIMIT);
+			expect(total).toBeLessThanOrEqual(PERSON_MAX_HITS);
+			// Esc: the list as text.
+			const rec = recordingUi({ choose: () => undefined });
+			await agent.h.session.bindExtensions({ uiContext: rec.ui, mode: "tui" });
+			await agent.h.session.prompt(`/fold-search ${query}`);
+			expect(rec.selects[0].title).toMatch(
+				new RegExp(`^pi-fold search: ${total} matching lines for "${query}" in \\d+ folds; open one$`),
+			);
+			expect(rec.selects[0].options).toHaveLength(total);
+			expect(rec.selects[0].options.at(-1)).toMatch(new RegExp(`^${total}\\. f[0-9a-f]{10} · `));
+			const list = rec.notes.at(-1)?.message ?? "";
+			expect(list.split("\n")).toEqual([rec.selects[0].title.replace(/; open one$/, ""), ...rec.selects[0].options]);
+			for (const agentSyntax of ["next:", '{"action"', "[pi-fold search]"]) expect(list).not.toContain(agentSyntax);
+			// Open each of the first matches: the text starts where a line starts, and the line before is there.
+			for (let k = 0; k < 6; k++) {
+				const pick = recordingUi({ choose: (_t, options) => options[k] });
+				await agent.h.session.bindExtensions({ uiContext: pick.ui, mode: "tui" });
+				await agent.h.session.prompt(`/fold-search ${query}`);
+				const hit = whole.answer.hits[k];
+				const opened = pick.notes.at(-1)?.message ?? "";
+				const [head, blank, ...body] = opened.split("\n");
+				expect(blank).toBe("");
+				const start = Number(/: bytes (\d+)-\d+ of \d+, the match at (\d+)/.exec(head)?.[1]);
+				expect(start).toBeLessThan(hit.offset);
+				const before = actions.peek(hit.fold, { offset: start - 1, bytes: 1 });
+				if (start > 0) expect(before.ok && before.slice.text).toBe("\n");
+				// The matching line is the body's second line, unless it opens its entry (then the first).
+				const at = hit.contextOffset === hit.lineOffset ? 0 : 1;
+				expect(body[at].toLowerCase(), opened).toContain(query);
+			}
 		} finally {
 			agent.h.dispose();
 		}

@@ -62,6 +62,7 @@ describe("the TUI under a pty", () => {
 		);
 		expect(history).not.toContain("[pi-fold-receipt]");
 		expect(history).not.toContain("[pi-fold] commit:");
+		expect(history).not.toContain("<pi-fold-notice>");
 	});
 
 	it("explains the first declined auto-compaction in one line, once", () => {
@@ -129,5 +130,43 @@ describe("the TUI under a pty", () => {
 		const line = status.find((r) => r.includes("pi-fold: window ~")) ?? "";
 		expect(FIGURE.exec(line)?.slice(1)).toEqual([tokens, budget, percent]);
 		expect(text(status)).toContain(`staged for the next turn: expand ${staged} (counted in the window)`);
+	});
+
+	it("/fold-search: every match can be reached in the picker, Esc lists them in words, a match opens at a line", async () => {
+		const query = "export";
+		const title = /pi-fold search: (\d+) matching lines for "export".*; open one/;
+		const openPicker = async () => {
+			pty.send(`/fold-search ${query}`);
+			await sleep(300);
+			pty.send("\r");
+			return pty.waitFor((rows) => rows.some((r) => title.test(r)), "the search picker");
+		};
+		const picker = await openPicker();
+		const total = Number(title.exec(picker.find((r) => title.test(r)) ?? "")?.[1]);
+		// More than one of the agent's pages (30): the person's list holds them all.
+		expect(total).toBeGreaterThan(30);
+		for (let i = 1; i < total; i++) pty.send("\x1b[B");
+		const end = await pty.waitFor((rows) => rows.some((r) => r.includes(`(${total}/${total})`)), "the last match");
+		expect(end.some((r) => r.includes(`${total}. f`))).toBe(true);
+		const drawnBefore = pty.drawn().length;
+		pty.send("\x1b");
+		// The list is printed in the chat: its last line on screen, the picker gone.
+		await pty.waitFor(
+			(rows) => rows.some((r) => r.startsWith(` ${total}. f`)) && !rows.some((r) => r.includes(`(${total}/${total})`)),
+			"the list after Esc",
+		);
+		await sleep(300);
+		const listed = pty.drawn().slice(drawnBefore);
+		for (const agentSyntax of ["next:", '{"action"', "[pi-fold search]"]) expect(listed).not.toContain(agentSyntax);
+		await openPicker();
+		pty.send("\r");
+		// The opened match fits the screen: its header, the line before, the match's own line.
+		const header = /: bytes \d+-\d+ of \d+, the match at \d+, verified by/;
+		const opened = await pty.waitFor((rows) => rows.some((r) => header.test(r)), "the opened match");
+		const blank = opened.findIndex((r, i) => i > opened.findIndex((h) => header.test(h)) && r.trim() === "");
+		expect(
+			opened.slice(blank + 1, blank + 3).some((r) => r.toLowerCase().includes(query)),
+			text(opened),
+		).toBe(true);
 	});
 });

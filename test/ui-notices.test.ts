@@ -88,7 +88,7 @@ describe("one line per pi-fold message", () => {
 			expect(collapsed.join("")).toContain("⊟ pi-fold folded 3 spans");
 			expect(collapsed.join("")).toContain("(ctrl+o for the full text)");
 			const expanded = render?.(message, options(true), plainTheme)?.render(160).map(stripTerminalSequences) ?? [];
-			expect(expanded.join(" ")).toContain("Originals are kept byte for byte");
+			expect(expanded.join(" ").replace(/\s+/g, " ")).toContain("Originals are kept byte for byte");
 		} finally {
 			h.dispose();
 		}

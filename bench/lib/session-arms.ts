@@ -12,8 +12,9 @@
 import { copyFileSync } from "node:fs";
 import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai";
 import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
-import { type FauxCost, makeSession, type TestSession } from "../../harness/pi-harness.ts";
+import { expireCache, type FauxCost, makeSession, type TestSession } from "../../harness/pi-harness.ts";
 import {
+	CONTINUE_PROMPT,
 	isSummaryRequest,
 	WORKLOAD_PROMPT,
 	WORKLOAD_ROOT,
@@ -54,6 +55,29 @@ export interface ArmConfig {
 	keepSessionAs?: string;
 	/** false: the recall agent does not use search (the index and peek only) */
 	recallSearch?: boolean;
+	/** Told as each request goes out: its phase, and how many of that phase's requests went out so far. */
+	onRequest?: (kind: RequestKind, count: number) => void;
+	/** Spread the stages over prompts of `every` stages, the person idle `gapSeconds` (simulated) before each next one. */
+	idle?: IdleConfig;
+}
+
+export interface IdleConfig {
+	every: number;
+	gapSeconds: number;
+}
+
+/** The prompt cache's lifetime in the idle runs: Pi's default retention, and pi-fold's default for a model that declares none. */
+export const IDLE_CACHE_TTL_SECONDS = 300;
+
+/** Real time plus the idle gaps a run skipped over. */
+function simulatedClock() {
+	let skipped = 0;
+	return {
+		now: () => Date.now() + skipped,
+		skip: (ms: number) => {
+			skipped += ms;
+		},
+	};
 }
 
 /** What one request was, for the report: a workload stage, Pi's summary, or the recall phase. */
@@ -82,6 +106,8 @@ export interface ArmRun {
 		rewrites: { attributed: number; unattributed: number; requests: number; pureAppends: number };
 		handlerMs: number[];
 		thresholdCancelled: number;
+		/** Commits the cost model made on a cold prompt cache (after an idle gap past its lifetime). */
+		coldCommits: number;
 		problems: string[];
 		/** How much of what the window folds its briefs name, when the recall question is asked. */
 		index?: IndexCoverage;
@@ -89,13 +115,43 @@ export interface ArmRun {
 	extensionErrors: string[];
 }
 
+/** Where a comparison is, as each request goes out: which run of which arm, and which stage of it. */
+export interface CompareProgress {
+	/** The run: an arm's name, "pi-fold without search", or a warm-up's "warm-up <arm>". */
+	run: string;
+	/** 1-based position of the run, of `runs` in all. */
+	index: number;
+	runs: number;
+	/** "work": a workload stage (`count` of `stages`); "summary": Pi's compaction; "recall": the recall questions. */
+	kind: RequestKind;
+	count: number;
+	stages: number;
+}
+
+/** `cfg` telling `onProgress` (when given) where run `at` is. */
+export function trackRun(
+	cfg: ArmConfig,
+	at: Pick<CompareProgress, "run" | "index" | "runs">,
+	onProgress?: (p: CompareProgress) => void,
+): ArmConfig {
+	if (!onProgress) return cfg;
+	return { ...cfg, onRequest: (kind, count) => onProgress({ ...at, kind, count, stages: cfg.stages }) };
+}
+
 /** Wrap the faux provider's stream functions so each request's final usage is recorded in order. */
-function meterProvider(h: TestSession, into: ArmRun["records"], kindOf: (c: TranscriptContext) => RequestKind) {
+function meterProvider(
+	h: TestSession,
+	into: ArmRun["records"],
+	kindOf: (c: TranscriptContext) => RequestKind,
+	onRequest?: ArmConfig["onRequest"],
+) {
 	const provider = h.faux.provider as unknown as Record<"stream" | "streamSimple", (...a: unknown[]) => unknown>;
+	const sent: Record<RequestKind, number> = { work: 0, summary: 0, recall: 0 };
 	for (const name of ["stream", "streamSimple"] as const) {
 		const original = provider[name];
 		provider[name] = (model: unknown, context: unknown, options: unknown) => {
 			const kind = kindOf(context as TranscriptContext);
+			onRequest?.(kind, ++sent[kind]);
 			const s = original(model, context, options) as { result(): Promise<AssistantMessage> };
 			// Pushed when the response completes; requests are sequential, so the order is the request order.
 			void s.result().then((m) => into.push({ ...usageFromProvider(m.usage), kind }));
@@ -113,11 +169,13 @@ export function armSettings(arm: ArmName, shared: Record<string, unknown> = {}):
 
 export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 	let fold: PiFold | undefined;
+	const clock = simulatedClock();
+	const options = { ...cfg.piFoldOptions, ...(cfg.idle ? { clock: clock.now } : {}) };
 	const extensions: ExtensionFactory[] =
 		arm === "pi-fold"
 			? [
 					(pi) => {
-						fold = registerPiFold(pi, cfg.piFoldOptions ?? {});
+						fold = registerPiFold(pi, options);
 					},
 				]
 			: [];
@@ -135,17 +193,25 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 	try {
 		const records: ArmRun["records"] = [];
 		let phase: "work" | "recall" = "work";
-		meterProvider(h, records, (c) => (isSummaryRequest(c) ? "summary" : phase));
+		meterProvider(h, records, (c) => (isSummaryRequest(c) ? "summary" : phase), cfg.onRequest);
+		if (cfg.idle) expireCache(h, IDLE_CACHE_TTL_SECONDS, clock.now);
 		const work = workloadSteps(cfg.stages, {
 			seed: cfg.seed,
 			plant: plantOption(cfg.values),
 			summaryChars: cfg.summaryChars,
 			readLines: cfg.readLines,
 			root,
+			...(cfg.idle ? { pauseEvery: cfg.idle.every } : {}),
 		});
 		h.script(work);
 		const t0 = performance.now();
-		await h.session.prompt(WORKLOAD_PROMPT);
+		const gap = () => clock.skip((cfg.idle?.gapSeconds ?? 0) * 1000);
+		const prompts = cfg.idle ? Math.ceil(cfg.stages / cfg.idle.every) : 1;
+		for (let i = 0; i < prompts; i++) {
+			if (i > 0) gap();
+			await h.session.prompt(i === 0 ? WORKLOAD_PROMPT : CONTINUE_PROMPT);
+		}
+		gap();
 		const open = fold?.runtime.get()?.view;
 		const index = open ? indexCoverage(open.lattice, open.context.sources) : undefined;
 		// Summary requests in the recall phase get the workload's own answer (its step answers them first).
@@ -195,6 +261,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 				},
 				handlerMs: status.timing.handlerMs,
 				thresholdCancelled: status.compaction.thresholdCancelled,
+				coldCommits: status.policy.coldCommits,
 				problems: status.problems,
 				...(index ? { index } : {}),
 			},

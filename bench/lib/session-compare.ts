@@ -13,13 +13,14 @@ import { parseArgs } from "node:util";
 import { SettingsManager } from "@earendil-works/pi-coding-agent";
 import type { FauxCost } from "../../harness/pi-harness.ts";
 import { WORKLOAD_ROOT } from "../../harness/workload.ts";
+import type { PiFoldOptions } from "../../src/index.ts";
 import { firstPriceTier, type PriceTierLimit } from "../../src/meter/budget.ts";
 import { type ArmReport, type RequestRecord, summarizeArm } from "../../src/report/arm-report.ts";
 import type { IndexCoverage } from "../../src/report/index-coverage.ts";
 import { costOf, DEFAULT_PRICE_CARD, loadPriceCardFile, type PriceCard } from "../../src/report/price-card.ts";
 import { machineNotes } from "./harness.ts";
 import { type PlantedValue, plantValues, type ValueReport } from "./recall-agent.ts";
-import { type ArmConfig, type ArmName, type ArmRun, runArm } from "./session-arms.ts";
+import { type ArmConfig, type ArmName, type ArmRun, type CompareProgress, runArm, trackRun } from "./session-arms.ts";
 import { fixtureIndex, type RecallTarget, recallTargets } from "./session-recall.ts";
 import {
 	SCENARIO_NAMES,
@@ -77,6 +78,10 @@ export interface SessionOptions {
 	cost?: FauxCost;
 	/** a directory to copy each arm's session file into, as <scenario>-<arm>.jsonl (for `pi-fold replay`) */
 	keepSessions?: string;
+	/** prompts of `every` stages with idle gaps (the scenario's; none by default) */
+	idle?: { every: number; gapSeconds: number };
+	/** also run pi-fold under the other policies (the seed band, a 10-batch working set): the benchmark does, the demo not */
+	comparePolicies?: boolean;
 }
 
 export class SessionArgsError extends Error {
@@ -84,7 +89,7 @@ export class SessionArgsError extends Error {
 }
 
 export const SESSION_FLAGS_HELP =
-	"--scenario equal|tiered|both --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
+	"--scenario equal|tiered|idle|all --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
 	"--keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR " +
 	"--keep-sessions DIR --no-warmup";
 
@@ -149,10 +154,10 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<Session
 		throw new SessionArgsError(`${(e as Error).message} (flags: ${SESSION_FLAGS_HELP})`);
 	}
 	const str = (k: string) => flags[k] as string | undefined;
-	const which = str("scenario") ?? "both";
-	const scenarios = which === "both" ? [...SCENARIO_NAMES] : SCENARIO_NAMES.filter((n) => n === which);
+	const which = str("scenario") ?? "all";
+	const scenarios = which === "all" ? [...SCENARIO_NAMES] : SCENARIO_NAMES.filter((n) => n === which);
 	if (scenarios.length === 0) {
-		throw new SessionArgsError(`--scenario must be ${SCENARIO_NAMES.join(", ")} or both, got "${which}"`);
+		throw new SessionArgsError(`--scenario must be ${SCENARIO_NAMES.join(", ")} or all, got "${which}"`);
 	}
 	let given: PriceCard | undefined;
 	const cardFile = str("price-card");
@@ -182,6 +187,7 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<Session
 			card: given ?? scenarioCard(scenario) ?? DEFAULT_PRICE_CARD,
 			warmup: flags["no-warmup"] !== true,
 			...(scenario.cost ? { cost: scenario.cost } : {}),
+			...(d.idle ? { idle: d.idle } : {}),
 			...(keep !== undefined ? { keepSessions: resolve(keep) } : {}),
 		};
 		if (options.reserveTokens !== undefined && options.reserveTokens >= options.window) {
@@ -244,7 +250,7 @@ export function floorAnalysis(
 	fold: ArmReport,
 	native: ArmReport,
 	none: ArmReport,
-	r = SCENARIOS.equal.targets.freshInputRatio as number,
+	r = SCENARIOS.equal.targets.freshInputRatio ?? 0.7,
 ): FloorAnalysis {
 	const floor = none.freshInput;
 	const target = r * native.freshInput;
@@ -319,7 +325,33 @@ export interface SessionResult {
 	recallTargets: RecallTarget[];
 	/** problems that make the run not what it claims (empty for a clean run) */
 	health: string[];
+	/** pi-fold under other policies, same session: the seed's fixed band, and a 10-batch working set */
+	policies: PolicyVariant[];
+	/** the physical floor: none's fresh input and output, with no cache read at all */
+	floorCost: number;
 }
+
+/** One policy run of the pi-fold arm, and what it cost. */
+export interface PolicyVariant {
+	name: string;
+	why: string;
+	report: ArmReport;
+	values: { recoverable: number; of: number };
+}
+
+/** The policies every scenario also runs pi-fold with: the seed's band, and the study's 10-turn rule. */
+const POLICY_VARIANTS: readonly { name: string; why: string; options: PiFoldOptions }[] = [
+	{
+		name: "seed band 0.8/0.4",
+		why: "the fixed band pi-fold began with: commit at 80% of the budget, fold down to 40%",
+		options: { thresholds: { maxTarget: 0.8, minTarget: 0.4 } },
+	},
+	{
+		name: "cost model, 10 batches raw",
+		why: "the cost model with the last 10 tool batches kept raw (observation masking's 10-turn rule)",
+		options: { thresholds: { rawBatches: 10 } },
+	},
+];
 
 const quantile = (xs: readonly number[], q: number) => {
 	const s = [...xs].sort((a, b) => a - b);
@@ -506,6 +538,28 @@ function targetsOf(
 	return out;
 }
 
+/** pi-fold's default policy must never cost more than the seed's band on the same session. */
+function policyTargets(fold: ArmReport, policies: readonly PolicyVariant[]): TargetResult[] {
+	const band = policies.find((p) => p.name.startsWith("seed band"));
+	if (!band) return [];
+	const measured = round(ratioOf(fold.cost, band.report.cost));
+	return [{ what: "cost, pi-fold / seed band", measured, needed: "<= 1", met: measured <= 1 }];
+}
+
+/** The idle scenario's point: commits made where a cold cache made the rewrite free. */
+function coldTargets(run: ArmRun, t: ScenarioTargets): TargetResult[] {
+	if (t.coldCommits === undefined) return [];
+	const measured = run.fold?.coldCommits ?? 0;
+	return [
+		{
+			what: "pi-fold commits on a cold cache",
+			measured,
+			needed: `>= ${t.coldCommits}`,
+			met: measured >= t.coldCommits,
+		},
+	];
+}
+
 /** The shared Pi settings: only the compaction flags given (Pi's defaults otherwise). */
 function sharedSettingsOf(o: SessionOptions): Record<string, unknown> {
 	const compaction = {
@@ -516,7 +570,10 @@ function sharedSettingsOf(o: SessionOptions): Record<string, unknown> {
 }
 
 /** Run the warm-up (unless disabled) and the three arms, and analyse them. */
-export async function runSessionCompare(options: SessionOptions): Promise<SessionResult> {
+export async function runSessionCompare(
+	options: SessionOptions,
+	onProgress?: (p: CompareProgress) => void,
+): Promise<SessionResult> {
 	const o = options;
 	const sharedSettings = sharedSettingsOf(o);
 	const resolved = SettingsManager.inMemory(sharedSettings).getCompactionSettings();
@@ -533,19 +590,34 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 		readLines: o.readLines,
 		root: o.root,
 		...(o.cost ? { cost: o.cost } : {}),
+		...(o.idle ? { idle: o.idle } : {}),
 	};
 	if (o.keepSessions) mkdirSync(o.keepSessions, { recursive: true });
+	const total = (o.warmup ? ARMS.length : 0) + ARMS.length + 1 + (o.comparePolicies ? POLICY_VARIANTS.length : 0);
+	let started = 0;
+	const tracked = (run: string, c: ArmConfig) => trackRun(c, { run, index: ++started, runs: total }, onProgress);
 	if (o.warmup) {
 		const stages = Math.min(WARMUP_STAGES, o.stages);
 		const warm = { ...cfg, stages, values: plantValues(stages, Math.min(VALUES, stages), o.seed) };
-		for (const arm of ARMS) await runArm(arm, warm);
+		for (const arm of ARMS) await runArm(arm, tracked(`warm-up ${arm}`, warm));
 	}
 	const runs = {} as Record<ArmName, ArmRun>;
 	for (const arm of ARMS) {
 		const keep = o.keepSessions ? { keepSessionAs: join(o.keepSessions, `${o.scenario}-${arm}.jsonl`) } : {};
-		runs[arm] = await runArm(arm, { ...cfg, ...keep });
+		runs[arm] = await runArm(arm, tracked(arm, { ...cfg, ...keep }));
 	}
-	const noSearch = await runArm("pi-fold", { ...cfg, recallSearch: false });
+	const noSearch = await runArm("pi-fold", tracked("pi-fold without search", { ...cfg, recallSearch: false }));
+	const policies: PolicyVariant[] = [];
+	for (const v of o.comparePolicies ? POLICY_VARIANTS : []) {
+		const run = await runArm("pi-fold", tracked(`pi-fold, ${v.name}`, { ...cfg, piFoldOptions: v.options }));
+		const recoverable = run.values.filter((x) => x.outcome === "visible" || x.outcome === "recovered").length;
+		policies.push({
+			name: v.name,
+			why: v.why,
+			report: report(run, o.card),
+			values: { recoverable, of: run.values.length },
+		});
+	}
 	const index = { workload: runs["pi-fold"].fold?.index, fixture: await fixtureIndex() };
 	const reports = {} as Record<ArmName, ArmReport>;
 	const costs = {} as Record<ArmName, CostParts>;
@@ -579,7 +651,13 @@ export async function runSessionCompare(options: SessionOptions): Promise<Sessio
 					aboveTier: Object.fromEntries(ARMS.map((a) => [a, aboveTier(runs[a], tier)])) as Record<ArmName, number>,
 				}
 			: {}),
-		targets: targetsOf(reports, costs, floor, runs, budget, o.card, scenario.targets, tier),
+		targets: [
+			...targetsOf(reports, costs, floor, runs, budget, o.card, scenario.targets, tier),
+			...policyTargets(reports["pi-fold"], policies),
+			...coldTargets(runs["pi-fold"], scenario.targets),
+		],
+		policies,
+		floorCost: costs.none.freshInput + costs.none.output,
 		noSearch,
 		noSearchReport: report(noSearch, o.card),
 		index,

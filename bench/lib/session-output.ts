@@ -117,6 +117,39 @@ export function targetsText(r: SessionResult): string {
 	return lines.join("\n");
 }
 
+/** pi-fold's policy against native, the seed band and the physical floor, and the policies beside it. */
+export function policiesText(r: SessionResult): string {
+	if (r.policies.length === 0) return "";
+	const native = r.reports.native.cost;
+	const fold = r.reports["pi-fold"];
+	const rows = [
+		{
+			name: "pi-fold (default: cost model, 3 batches raw)",
+			cost: fold.cost,
+			values: `${r.reports["pi-fold"].values?.visible ?? 0} + ${r.reports["pi-fold"].values?.recovered ?? 0} of ${r.values.length}`,
+		},
+		...r.policies.map((p) => ({
+			name: p.name,
+			cost: p.report.cost,
+			values: `${p.values.recoverable} of ${p.values.of}`,
+		})),
+	];
+	const x = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : "—");
+	const lines = [
+		`## Policies (cost vs native, vs the seed band, vs the floor $${r.floorCost.toFixed(4)}: every new token written once, no cache read)`,
+		"| policy | cost | vs native | vs seed band | vs floor | values kept |",
+		"|---|---:|---:|---:|---:|---:|",
+	];
+	const band = r.policies.find((p) => p.name.startsWith("seed band"))?.report.cost ?? Number.NaN;
+	for (const row of rows) {
+		lines.push(
+			`| ${row.name} | $${row.cost.toFixed(4)} | ${x(row.cost, native)} | ${x(row.cost, band)} | ${x(row.cost, r.floorCost)} | ${row.values} |`,
+		);
+	}
+	lines.push("", ...r.policies.map((p) => `- ${p.name}: ${p.why}`));
+	return lines.join("\n");
+}
+
 export function healthText(r: SessionResult): string {
 	return r.health.length === 0 ? "" : `WARNING: the run was not clean:\n- ${r.health.join("\n- ")}`;
 }
@@ -202,6 +235,18 @@ export function resultJson(r: SessionResult, command: string) {
 		},
 		...(r.tier ? { priceTier: r.tier, requestsAboveTier: r.aboveTier } : {}),
 		targets: r.targets,
+		policies: {
+			floorCost: round(r.floorCost, 6),
+			runs: r.policies.map((p) => ({
+				name: p.name,
+				why: p.why,
+				cost: round(p.report.cost, 6),
+				vsNative: round(p.report.cost / r.reports.native.cost, 4),
+				values: p.values,
+				commits: p.report.commits,
+				peak: p.report.peakPromptTokens,
+			})),
+		},
 		recall: {
 			withSearch: { ...recallSummary(r.runs["pi-fold"]), values: r.runs["pi-fold"].values },
 			withoutSearch: {

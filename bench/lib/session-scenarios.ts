@@ -13,8 +13,8 @@ import { FAUX_MODEL, FAUX_PROVIDER, type FauxCost } from "../../harness/pi-harne
 import type { PriceCard } from "../../src/report/price-card.ts";
 import { cardOfModel } from "../../src/report/price-card.ts";
 
-export type ScenarioName = "equal" | "tiered";
-export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "tiered"];
+export type ScenarioName = "equal" | "tiered" | "idle";
+export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "tiered", "idle"];
 
 export interface ScenarioDefaults {
 	stages: number;
@@ -23,6 +23,8 @@ export interface ScenarioDefaults {
 	maxTokens: number;
 	readLines: string;
 	summaryChars: number;
+	/** Prompts of this many stages, the person idle this long (simulated) before each next one. */
+	idle?: { every: number; gapSeconds: number };
 }
 
 /** Ratio targets are "at most"; the counts are exact. Absent: not a target of that scenario. */
@@ -37,6 +39,8 @@ export interface ScenarioTargets {
 	piFoldAboveTier?: number;
 	/** native requests above the tier, at least (a setup check: the scenario shows the surcharge) */
 	nativeAboveTier?: number;
+	/** pi-fold commits made on a cold prompt cache, at least */
+	coldCommits?: number;
 }
 
 export interface Scenario {
@@ -60,22 +64,26 @@ export const TIERED_COST: FauxCost = {
 	tiers: [{ inputTokensAbove: 272_000, input: 10, output: 45, cacheRead: 1, cacheWrite: 0 }],
 };
 
+/** The default card's base rates as a catalog cost: $5 in / $0.50 cache read / $30 out per M, writes at the input rate. */
+export const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
+
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
 	equal: {
 		name: "equal",
 		title: "equal window, no price tier",
-		defaults: { stages: 64, seed: 7, window: 100_000, maxTokens: 4096, readLines: "400-2000", summaryChars: 6000 },
+		defaults: { stages: 64, seed: 7, window: 200_000, maxTokens: 4096, readLines: "400-2000", summaryChars: 6000 },
 		why:
-			"The defaults are Pi's and pi-fold's own: a 100,000-token window, Pi's compaction settings and pi-fold's " +
-			"default options, so both policies serve the same window (an earlier setup lowered Pi's threshold to half a 200k " +
-			"window for native only: not like for like). Reads of 400-2000 lines make 64 stages large enough for " +
-			"native compaction to fire at least twice. Any flag still overrides (e.g. --window 200000 --reserve-tokens 100000).",
+			"The defaults are Pi's and pi-fold's own: a 200,000-token window (what today's coding models serve), Pi's " +
+			"compaction settings and pi-fold's default options, so both policies serve the same window (an earlier setup " +
+			"lowered Pi's threshold to half the window for native only: not like for like). Reads of 400-2000 lines make " +
+			"64 stages large enough for native compaction to fire. Any flag still overrides (e.g. --window 100000). " +
+			"The model declares the default card's base prices as its own cost, as a catalog model does, so pi-fold can price a commit.",
+		cost: EQUAL_COST,
 		targets: {
-			costRatio: 1.0,
-			freshInputRatio: 0.7,
+			costRatio: 0.6,
 			totalTokensRatio: 1.0,
 			peakShareOfBudget: 0.85,
-			nativeCompactions: 2,
+			nativeCompactions: 1,
 		},
 		files: { json: "session.json", svg: "session.svg" },
 	},
@@ -100,6 +108,27 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
 			nativeAboveTier: 1,
 		},
 		files: { json: "session-tiered.json", svg: "session-tiered.svg" },
+	},
+	idle: {
+		name: "idle",
+		title: "a 200,000 window, 8 prompts with idle gaps past the prompt cache's lifetime",
+		defaults: {
+			stages: 64,
+			seed: 7,
+			window: 200_000,
+			maxTokens: 4096,
+			readLines: "400-2000",
+			summaryChars: 6000,
+			idle: { every: 8, gapSeconds: 600 },
+		},
+		why:
+			"The equal scenario's session and model, spread over 8 prompts of 8 stages with the person away 10 minutes " +
+			"(simulated) before each next prompt and before the recall question. The faux provider's cache keeps an entry " +
+			"5 minutes (Pi's default retention) for every arm alike, so each prompt's first request is written whole: a " +
+			"commit there re-sends nothing a request would not have written anyway, and pi-fold folds then.",
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.6, totalTokensRatio: 1.0, peakShareOfBudget: 0.85, coldCommits: 1 },
+		files: { json: "session-idle.json", svg: "session-idle.svg" },
 	},
 };
 

@@ -4,7 +4,7 @@
 // far and anything that went wrong. Each term gets its word of explanation where it first appears;
 // the agent's `pi_fold_context status` keeps every internal counter.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { RuntimeStatus } from "../operations/status.ts";
+import { problemLines, type RuntimeStatus } from "../operations/status.ts";
 import type { FoldHandle } from "../operations/view.ts";
 import { formatTokens, percentOf, stagedNote, windowFigure, windowText } from "../ui/window-figure.ts";
 import type { CommandAnswer } from "./fold.ts";
@@ -99,8 +99,7 @@ export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): Comman
 			`stopped: ${plural(status.fence.stopped, "request")} that would have gone over the budget with nothing left to fold${status.fence.last ? ` (last: ${status.fence.last.message})` : ""}`,
 		);
 	}
-	lines.push(`problems: ${status.problems.length === 0 ? "none" : status.problems.length}`);
-	for (const p of status.problems.slice(-5)) lines.push(`  - ${p}`);
-	const level = status.problems.length > 0 || unattributed > 0 ? "warning" : "info";
+	lines.push(...problemLines(status));
+	const level = status.problemsOpen > 0 || status.damaged.length > 0 || unattributed > 0 ? "warning" : "info";
 	return { text: lines.join("\n"), level };
 }

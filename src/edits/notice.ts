@@ -7,6 +7,8 @@ import type { FoldLattice } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import { count, utf8Length } from "../values/text-fit.ts";
 import {
+	AUTOMATED_NOTICE_FRAME_BYTES,
+	automatedNotice,
 	type BriefProvenance,
 	FOLD_TOOL_NAME,
 	type FoldId,
@@ -15,8 +17,8 @@ import {
 	UNBRIEFED_NOTICE_TYPE,
 } from "../vocabulary.ts";
 
-/** The notice's cap in UTF-8 bytes. */
-export const NOTICE_MAX_BYTES = 1200;
+/** The notice's cap in UTF-8 bytes, its automated-notice framing included. */
+export const NOTICE_MAX_BYTES = 1200 + AUTOMATED_NOTICE_FRAME_BYTES;
 
 /** Fewer unbriefed marks than this: no notice. */
 export const NOTICE_MIN_MARKS = 3;
@@ -43,17 +45,18 @@ function size(bytes: number): string {
 
 /**
  * The notice naming the pending marks that carry no supplied brief, or undefined when fewer than
- * `minMarks` wait. The list is cut with "and N more" so the whole text stays within `maxBytes`.
+ * `minMarks` wait. The list is cut with "and N more" so the whole text, framed as an automated notice,
+ * stays within `maxBytes`.
  */
 export function unbriefedNotice(pendingFolds: readonly NoticeFold[], opts: NoticeOptions = {}): string | undefined {
-	const maxBytes = Math.max(400, Math.floor(opts.maxBytes ?? NOTICE_MAX_BYTES));
+	const maxBytes = Math.max(400, Math.floor(opts.maxBytes ?? NOTICE_MAX_BYTES) - AUTOMATED_NOTICE_FRAME_BYTES);
 	const minMarks = Math.max(1, Math.floor(opts.minMarks ?? NOTICE_MIN_MARKS));
 	const waiting = pendingFolds.filter(
 		(f) => f !== null && typeof f === "object" && f.provenance !== "supplied" && (f.state ?? "pending") === "pending",
 	);
 	if (waiting.length < minMarks) return undefined;
 	const head =
-		`[pi-fold] ${waiting.length} staged marks wait without your brief; each will fold under a generated one. ` +
+		`${waiting.length} staged marks wait without your brief; each will fold under a generated one. ` +
 		`To brief one: ${FOLD_TOOL_NAME} {"action":"brief","id":"<id>","text":"<one sentence>"}.`;
 	const lines = waiting.map((f) => `- ${String(f.id)} ${String(f.kind)} ${size(f.bytes)}`);
 	const render = (shown: number): string => {
@@ -68,7 +71,7 @@ export function unbriefedNotice(pendingFolds: readonly NoticeFold[], opts: Notic
 		bytes += 1 + utf8Length(lines[shown]);
 		shown++;
 	}
-	return render(shown);
+	return automatedNotice(render(shown));
 }
 
 /** The notice as a draft for a commit batch, naming the marks `lattice` still has pending; none under the minimum. */

@@ -3,10 +3,11 @@
 // the failed attempt, and the one bounded message the agent gets.
 import type { CustomMessageEntryDraft, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { clip, utf8Length } from "../values/text-fit.ts";
-import { OVERFLOW_NOTICE_TYPE } from "../vocabulary.ts";
+import { AUTOMATED_NOTICE_FRAME_BYTES, automatedNotice, OVERFLOW_NOTICE_TYPE } from "../vocabulary.ts";
 
-/** The notice's cap in UTF-8 bytes. */
-export const OVERFLOW_NOTICE_MAX_BYTES = 600;
+/** The notice's cap in UTF-8 bytes, its automated-notice framing included. */
+export const OVERFLOW_NOTICE_MAX_BYTES = 600 + AUTOMATED_NOTICE_FRAME_BYTES;
+const BODY_MAX_BYTES = OVERFLOW_NOTICE_MAX_BYTES - AUTOMATED_NOTICE_FRAME_BYTES;
 
 export interface OverflowReport {
 	/** The provider's error text, if the failed attempt is on the branch. */
@@ -58,7 +59,7 @@ export interface OverflowFacts {
 	budget: number;
 }
 
-/** The one notice the agent gets: what happened and that the retry is the folded window. */
+/** The one notice the agent gets, framed as an automated notice: what happened and that the retry is the folded window. */
 export function overflowNoticeText(f: OverflowFacts): string {
 	const said =
 		f.report.tokens !== undefined && f.report.maximum !== undefined
@@ -67,12 +68,12 @@ export function overflowNoticeText(f: OverflowFacts): string {
 				? ` ("${clip(f.report.message, QUOTE_MAX)}")`
 				: "";
 	const text =
-		`[pi-fold] The provider refused the last request as too long${said}. ` +
+		`The provider refused the last request as too long${said}. ` +
 		`Instead of a lossy compaction, pi-fold folded ${f.folds} span${f.folds === 1 ? "" : "s"} ` +
 		`(see the receipt; originals are kept byte for byte) and retries once with ~${f.after} of ${f.budget} tokens.`;
 	// QUOTE_MAX code points are at most 4 * QUOTE_MAX bytes, which leaves room for the rest; the
 	// clip below only guards the arithmetic.
-	return utf8Length(text) <= OVERFLOW_NOTICE_MAX_BYTES ? text : clip(text, OVERFLOW_NOTICE_MAX_BYTES / 4);
+	return automatedNotice(utf8Length(text) <= BODY_MAX_BYTES ? text : clip(text, BODY_MAX_BYTES / 4));
 }
 
 export function overflowNoticeDraft(f: OverflowFacts): CustomMessageEntryDraft {

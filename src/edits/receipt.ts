@@ -1,22 +1,31 @@
 // The commit receipt: one bounded message appended after a commit, saying what folded and what it
 // freed. It is a `custom_message`, so it reaches the model too (Pi has no display-only message): it
 // lands at the end of the very request the commit rewrites, so it adds no rewrite of its own, and
-// it tells the agent which fold ids it can read back. `display: true` so a person sees the commit
-// in the transcript as well.
+// it tells the agent which fold ids it can read back. It reaches the model as a user-role message
+// in the middle of a turn, so it is framed as an automated notice (vocabulary.ts). `display: true`
+// so a person sees the commit in the transcript as well.
 import type { CustomMessageEntryDraft } from "@earendil-works/pi-coding-agent";
 import { utf8Length } from "../values/text-fit.ts";
-import { FOLD_TOOL_NAME, RECEIPT_TYPE, type ReceiptDetails, type ReceiptFacts } from "../vocabulary.ts";
+import {
+	AUTOMATED_NOTICE_FRAME_BYTES,
+	automatedNotice,
+	FOLD_TOOL_NAME,
+	RECEIPT_TYPE,
+	type ReceiptDetails,
+	type ReceiptFacts,
+} from "../vocabulary.ts";
 
-/** The receipt's cap in UTF-8 bytes. */
-export const RECEIPT_MAX_BYTES = 600;
+/** The receipt's cap in UTF-8 bytes, its automated-notice framing included. */
+export const RECEIPT_MAX_BYTES = 600 + AUTOMATED_NOTICE_FRAME_BYTES;
+const BODY_MAX_BYTES = RECEIPT_MAX_BYTES - AUTOMATED_NOTICE_FRAME_BYTES;
 
 const pct = (tokens: number, budget: number) => `${Math.round((100 * tokens) / Math.max(1, budget))}%`;
 
-/** The receipt text: ids listed while they fit, then "and N more"; always within RECEIPT_MAX_BYTES. */
+/** The receipt text, framed as an automated notice: ids listed while they fit, then "and N more"; always within RECEIPT_MAX_BYTES. */
 export function receiptText(f: ReceiptFacts): string {
 	const freed = Math.max(0, f.before - f.after);
 	const head =
-		`[pi-fold] commit: ${f.committed.length} fold${f.committed.length === 1 ? "" : "s"}` +
+		`commit: ${f.committed.length} fold${f.committed.length === 1 ? "" : "s"}` +
 		(f.consolidated.length > 0
 			? `, ${f.consolidated.length} consolidation${f.consolidated.length === 1 ? "" : "s"}`
 			: "") +
@@ -28,14 +37,14 @@ export function receiptText(f: ReceiptFacts): string {
 		const more = ids.length - i - 1;
 		const next = `${list === "" ? " Folds:" : ","} ${ids[i]}`;
 		const suffix = more > 0 ? ` and ${more} more.` : ".";
-		if (utf8Length(head + list + next + suffix + tail) > RECEIPT_MAX_BYTES) {
+		if (utf8Length(head + list + next + suffix + tail) > BODY_MAX_BYTES) {
 			list += ` and ${ids.length - i} more.`;
 			break;
 		}
 		list += next;
 		if (more === 0) list += ".";
 	}
-	return head + list + tail;
+	return automatedNotice(head + list + tail);
 }
 
 /** The receipt draft for the commit batch. */

@@ -42,8 +42,8 @@ class Guard {
 	runtime(): FoldRuntime | undefined {
 		if (this.#runtime || this.#failure) return this.#runtime;
 		const state = this.#core();
-		if (!state.ok) this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}`;
-		else this.#runtime = new FoldRuntime(state.core, this.#settings, this.#append);
+		if (state.ok) this.#runtime = new FoldRuntime(state.core, this.#settings, this.#append);
+		else this.#failure = `the pi-fold core did not load from ${state.source}: ${state.reason}. To fix it, ${state.fix}`;
 		return this.#runtime;
 	}
 
@@ -120,16 +120,41 @@ function onSessions(pi: ExtensionAPI, guard: Guard): void {
 	// Pi awaits it: a fold this plans is durable before the switch returns.
 	pi.on("model_select", (e, ctx) =>
 		guard.runAsync("model_select", async (rt) => {
-			await rt.modelSelected(e.model, ctx);
+			await rt.early.modelSelected(e.model, ctx);
 			checkBudget(rt, ctx, e.model);
 		}),
 	);
 }
 
+/**
+ * Without its core pi-fold does nothing and Pi compacts as usual: the person is told once, when the
+ * first session with a UI starts, with the fix (status and /fold-status say it too).
+ */
+function onCoreMissing(pi: ExtensionAPI, guard: Guard): void {
+	let told = false;
+	pi.on("session_start", (_e, ctx) => {
+		if (told || !ctx.hasUI || guard.runtime() || !guard.failure) return;
+		told = true;
+		try {
+			ctx.ui.notify(`pi-fold is off: ${guard.failure}. Until then Pi compacts as it does without pi-fold.`, "error");
+		} catch {
+			// A UI that cannot notify: status and /fold-status say it.
+		}
+	});
+}
+
 /** Each request about to go out: recorded (a bridge may show on it), then fenced. */
 function onRequests(pi: ExtensionAPI, guard: Guard, listener: BoundaryListener): void {
-	pi.on("context", (e, ctx) => {
-		// Read-only, except a /fold planned while idle, shown on the request it was asked before.
+	pi.on("agent_start", () => void guard.run("agent_start", (rt) => rt.early.promptStarted()));
+	// Pi's idle prompt-cache refresh: stopped when the next request rewrites that prefix anyway.
+	pi.on("cache_warming_decision", (e) => {
+		const action = guard.run("cache_warming_decision", (rt) => rt.timing.warming(e.action));
+		return action ? { action } : undefined;
+	});
+	pi.on("context", async (e, ctx) => {
+		// A prompt's first request reaching the commit threshold is folded first (no boundary came before it).
+		await guard.runAsync("context", (rt) => rt.early.beforeRequest(e.messages, ctx));
+		// Read-only, except a /fold planned while idle (or just now), shown on the request it was asked before.
 		const bridged = guard.run("context", (rt) => rt.recordRequest(e.messages, ctx.sessionManager), true);
 		listener.update(ctx);
 		return bridged ? { messages: bridged as typeof e.messages } : undefined;
@@ -269,6 +294,7 @@ export function registerRuntimeHooks(
 	const listener = new BoundaryListener(pi, guard, afterTurnEnd);
 	listener.listen(true); // the first boundary of a session decides
 	onSessions(pi, guard);
+	onCoreMissing(pi, guard);
 	onRequests(pi, guard, listener);
 	onTurns(pi, guard, listener, afterTurnEnd);
 	onBoundaries(pi, guard);

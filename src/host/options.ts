@@ -9,9 +9,11 @@ export interface PiFoldOptions {
 	providerInputBudget?: number;
 	/** Tools whose results never fold automatically. */
 	blacklistAutoFoldTools?: Iterable<string>;
+	/** Milliseconds now (default Date.now): the clock the prompt cache's lifetime is kept by, for simulations. */
+	clock?: () => number;
 }
 
-const KNOWN = new Set(["thresholds", "providerInputBudget", "blacklistAutoFoldTools"]);
+const KNOWN = new Set(["thresholds", "providerInputBudget", "blacklistAutoFoldTools", "clock"]);
 /**
  * Options earlier pi-fold versions took, each with why it is gone. Refused by name (a host still
  * passing one learns what replaced it); the settings file drops them when it migrates.
@@ -35,6 +37,13 @@ export const DELETED_OPTIONS: ReadonlyMap<string, string> = new Map([
 ]);
 
 export type SettingsResult = { ok: true; settings: RuntimeSettings } | { ok: false; problems: string[] };
+
+/** Options that name maxTarget or minTarget fix the band, whatever the values. */
+function bandGiven(thresholds: unknown): boolean {
+	if (typeof thresholds !== "object" || thresholds === null) return false;
+	const t = thresholds as Record<string, unknown>;
+	return t.maxTarget !== undefined || t.minTarget !== undefined;
+}
 
 export function parseOptions(input: unknown): SettingsResult {
 	if (input === undefined) input = {};
@@ -61,13 +70,19 @@ export function parseOptions(input: unknown): SettingsResult {
 	} else {
 		tools = [...(blacklist as Iterable<unknown>)].filter((t): t is string => typeof t === "string");
 	}
+	const clock = given.clock;
+	if (clock !== undefined && typeof clock !== "function") {
+		problems.push(`clock must be a function returning milliseconds, got ${typeof clock}`);
+	}
 	if (problems.length > 0 || !thresholds.ok) return { ok: false, problems };
 	return {
 		ok: true,
 		settings: {
 			thresholds: thresholds.thresholds,
+			bandFixed: bandGiven(given.thresholds),
 			...(budget === undefined ? {} : { providerInputBudget: budget as number }),
 			blacklistAutoFoldTools: new Set(tools),
+			...(typeof clock === "function" ? { clock: clock as () => number } : {}),
 		},
 	};
 }

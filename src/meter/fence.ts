@@ -4,8 +4,9 @@
 // handler, before the stream function) aborts the signal the provider call gets: the agent loop
 // ends the turn with an "aborted" assistant message and the provider is never asked (measured
 // with the faux provider; a real provider's fetch refuses an aborted signal the same way).
-// Commits happen at turn boundaries only, so by the time a request is built every fold that could
-// have made room has been made: an over-budget request here is one folding could not save.
+// Commits happen at turn boundaries, and a prompt's first request (which no boundary precedes) is
+// folded before it is sent when it reaches the commit threshold: an over-budget request here is one
+// folding could not save (nothing left to fold, or the folds could not be stored).
 
 import type { BudgetLimit } from "./budget.ts";
 
@@ -43,7 +44,7 @@ export function fenceMessage(v: FenceVerdict): string {
 	const over = v.tokens - v.budget;
 	const marks =
 		v.pendingMarks > 0
-			? ` ${v.pendingMarks} staged mark${v.pendingMarks === 1 ? "" : "s"} will fold at the next turn boundary.`
+			? ` ${v.pendingMarks} staged mark${v.pendingMarks === 1 ? "" : "s"} could not be folded before it (/fold-status says why; /fold tries again).`
 			: " Nothing left to fold losslessly.";
 	// Below a price tier the request would still fit the window: say how to allow it, at its price.
 	const tier =

@@ -16,6 +16,7 @@ import {
 import type { CalibrationOutcome } from "./calibration.ts";
 import type { RequestEstimate } from "./estimate.ts";
 import { modelKey, type Occupancy, OccupancyMeter, occupancyOf } from "./occupancy.ts";
+import { RequestPace } from "./request-pace.ts";
 
 /** A model as Pi's context carries it (ctx.model): its limits and its name. */
 export type Model = (ModelLimits & { provider: string; id: string }) | undefined;
@@ -42,15 +43,18 @@ export class Meter {
 	readonly #settings: { readonly providerInputBudget?: number };
 	/** Token estimates of raw entries and briefs, cached per entry (entries never change). */
 	readonly entryTokens: EntryTokens;
+	/** How fast requests grow, when the last went out and whether the cache still holds it. */
+	readonly pace: RequestPace;
 	/** The model object the last budget was computed for, and that budget (Pi keeps one object per selection). */
 	#budgetOf: { model: unknown; budget: Budget } | undefined;
 	#status: BudgetStatus | { ok: false; reason: string } | null = null;
 
 	/** `settings` is read at each new budget (providerInputBudget, when the user gives one). */
-	constructor(core: PiFoldCore, settings: { readonly providerInputBudget?: number }) {
+	constructor(core: PiFoldCore, settings: { readonly providerInputBudget?: number; readonly clock?: () => number }) {
 		this.#requests = new OccupancyMeter(core);
 		this.#settings = settings;
 		this.entryTokens = new EntryTokens(core);
+		this.pace = new RequestPace(settings.clock);
 	}
 
 	/**
@@ -99,6 +103,7 @@ export class Meter {
 
 	/** The usage the provider reported for the last request observed. */
 	calibrate(usage: unknown, model: Model): CalibrationOutcome {
+		this.pace.usage(usage);
 		return this.#requests.calibrate(usage, modelKey(model));
 	}
 

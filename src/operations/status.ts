@@ -4,6 +4,8 @@ import type { FenceStatus } from "../meter/fence.ts";
 import type { BudgetStatus } from "../meter/meter.ts";
 import type { Occupancy } from "../meter/occupancy.ts";
 import type { RewriteCounters } from "../meter/recorder.ts";
+import type { CacheVerdict } from "../meter/request-pace.ts";
+import type { CommitDecision } from "../policy/cost-model.ts";
 import type { EvidenceStatus } from "../session/evidence.ts";
 import type { Open } from "../session/open-session.ts";
 import type { FoldId, Thresholds } from "../vocabulary.ts";
@@ -12,8 +14,11 @@ export type { BudgetStatus };
 
 /** One commit, as status and tests see it. */
 export interface CommitLog {
-	/** What fired it: the occupancy at a turn boundary, a person's /fold, or a provider's context-overflow error. */
-	reason: "threshold" | "overflow" | "fold";
+	/**
+	 * What fired it: the occupancy at a turn boundary (the band), the cost model at a turn boundary,
+	 * a person's /fold, or a provider's context-overflow error.
+	 */
+	reason: "threshold" | "cost" | "overflow" | "fold";
 	turn: number;
 	committed: FoldId[];
 	consolidated: FoldId[];
@@ -26,6 +31,8 @@ export interface CommitLog {
 	edits: number;
 	/** Chosen folds left out because they could not be stored. */
 	skipped: FoldId[];
+	/** Why the cost model fired it. */
+	why?: string;
 }
 
 /** What happened to Pi's compaction requests. */
@@ -37,6 +44,22 @@ export interface CompactionCounters {
 	overflowRecovered: number;
 	/** Overflows left to Pi's own recovery (see overflowPassedOn). */
 	overflowPassed: number;
+}
+
+/** What status shows of the commit policy. */
+export interface PolicyStatus {
+	/** "cost": the cost model decides; "band": the fixed band (set by the person, or a card without cache prices). */
+	policy: "cost" | "band";
+	/** Why the band decides, when it does. */
+	bandWhy?: string;
+	cache: CacheVerdict;
+	/** The last boundary's reckoning under the cost model. */
+	last?: CommitDecision & { freed: number; rewrite: number; growth: number; turn?: number; commit: boolean };
+	/** The last commit made on a cold cache (turn: its boundary's; none: before a prompt's first request), and how many were. */
+	lastCold?: { turn?: number; freed: number };
+	coldCommits: number;
+	/** Pi's idle cache refreshes stopped because the next request rewrites anyway. */
+	warmingStopped: number;
 }
 
 export interface RuntimeStatus {
@@ -60,9 +83,41 @@ export interface RuntimeStatus {
 	fence: FenceStatus;
 	/** Evidence files of this session: written, skipped over the cap, problems. */
 	evidence: EvidenceStatus | null;
+	/** What went wrong, oldest first; a problem pi-fold repaired since ends with " (repaired)". */
 	problems: string[];
+	/** How many of `problems` still need action. */
+	problemsOpen: number;
 	/** Requests timed so far, and the handler time of the newest of them. */
 	timing: { requests: number; handlerMs: number[] };
+	/** Which policy decides commits, and its last reckoning. */
+	policy: PolicyStatus;
+}
+
+/**
+ * What went wrong, as status texts say it: the count of problems still needing action apart from
+ * those pi-fold repaired, the folds known damaged (each until it is healed), then the newest lines.
+ */
+export function problemLines(
+	status: Pick<RuntimeStatus, "problems" | "problemsOpen" | "damaged">,
+	newest = 5,
+	cut = (line: string) => line,
+): string[] {
+	const { problems, problemsOpen, damaged } = status;
+	const repaired = problems.length - problemsOpen;
+	const head =
+		problems.length === 0
+			? "problems: none"
+			: `problems: ${problemsOpen} need${problemsOpen === 1 ? "s" : ""} action, ${repaired} repaired`;
+	return [
+		head,
+		...problems.slice(-newest).map((p) => `  - ${cut(p)}`),
+		...(damaged.length === 0
+			? []
+			: [
+					`damaged folds: ${damaged.length}, until healed (each stays folded as it is; no new fold is built over it)`,
+					...damaged.slice(0, newest).map((d) => `  - ${d.id}: ${cut(d.reason)}`),
+				]),
+	];
 }
 
 /** The open session's part of status: its marks, its visible roots, its folds, what is known wrong. */

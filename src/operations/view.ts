@@ -11,7 +11,7 @@ import type { Model } from "../meter/meter.ts";
 import type { Occupancy } from "../meter/occupancy.ts";
 import type { Open } from "../session/open-session.ts";
 import type { PeekFollowUp, StagedEdit } from "../session/staged.ts";
-import type { FoldId, Outcome, Thresholds } from "../vocabulary.ts";
+import type { FoldId, Outcome, ProblemState, Thresholds } from "../vocabulary.ts";
 import type { FoldActions } from "./actions.ts";
 import type { RuntimeStatus } from "./status.ts";
 
@@ -65,7 +65,7 @@ export interface RuntimeView {
 	/** The calibration ratio real/estimated for `model`: the one every estimate is scaled by. */
 	ratio(model: Model): number;
 	/** The one thing a reader may add: a problem it met, for status. */
-	problem(where: string, reason: string): void;
+	problem(where: string, reason: string, state?: ProblemState): void;
 }
 
 /** What the operations on folds read and change in the runtime (the runtime implements it). */

@@ -52,6 +52,8 @@ export interface CommitInput {
 	only?: ReadonlySet<FoldId>;
 	/** Marks an earlier commit could not store: never chosen on the runtime's own initiative. */
 	unstorable?: { has(id: FoldId): boolean };
+	/** Marks ending after this position are not chosen (the raw working set). */
+	eligibleEnd?: number;
 	/** Folds known damaged (store or session bytes): never consolidated into a new parent. */
 	damaged?: { has(id: FoldId): boolean };
 	/** Pending marks' briefs written by earlier commits of this session (see selectMarks). */

@@ -34,6 +34,8 @@ export interface SelectInput {
 	only?: ReadonlySet<FoldId>;
 	/** Marks an earlier commit could not store: never chosen on the runtime's own initiative. */
 	unstorable?: { has(id: FoldId): boolean };
+	/** Marks ending after this position are not chosen on the runtime's own initiative (the raw working set). */
+	eligibleEnd?: number;
 }
 
 export interface Selection {
@@ -106,11 +108,12 @@ export function selectMarks(input: SelectInput): Selection {
 	});
 	// A mark an earlier commit could not store is left to a person's /fold, or to a reopen.
 	const unstorable = input.all ? undefined : input.unstorable;
+	const eligibleEnd = input.all ? Number.POSITIVE_INFINITY : (input.eligibleEnd ?? Number.POSITIVE_INFINITY);
 	const selection = core.selectCommit(
 		{
 			position: pending.map((f) => f.start),
 			tokensFreed: freedOf,
-			flags: pending.map((f) => (unstorable?.has(f.id) ? 0 : MARK_ELIGIBLE)),
+			flags: pending.map((f) => (unstorable?.has(f.id) || f.end > eligibleEnd ? 0 : MARK_ELIGIBLE)),
 		},
 		need,
 	);

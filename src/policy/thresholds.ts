@@ -9,7 +9,16 @@ export const DEFAULT_THRESHOLDS: Readonly<Thresholds> = Object.freeze({
 	minTarget: 0.4,
 	consolidateAfter: 10,
 	minFoldChars: 8000,
+	rawBatches: 3,
 });
+
+/** The fewest tool batches the working set keeps raw: the model's grip on what it is doing. */
+export const MIN_RAW_BATCHES = 3;
+
+/** Whether these thresholds fix the band: maxTarget or minTarget other than the defaults. */
+export function bandDiffers(t: Pick<Thresholds, "maxTarget" | "minTarget">): boolean {
+	return t.maxTarget !== DEFAULT_THRESHOLDS.maxTarget || t.minTarget !== DEFAULT_THRESHOLDS.minTarget;
+}
 
 export type ThresholdsResult = { ok: true; thresholds: Thresholds } | { ok: false; problems: string[] };
 
@@ -44,16 +53,17 @@ export function validateThresholds(input: unknown, base: Readonly<Thresholds> = 
 			problems.push(`thresholds.${key} must be a number in (0, 1], got ${asWritten(v)}`);
 		}
 	};
-	const count = (key: "consolidateAfter" | "minFoldChars"): void => {
+	const count = (key: "consolidateAfter" | "minFoldChars" | "rawBatches", least = 1): void => {
 		const v = merged[key];
-		if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) {
-			problems.push(`thresholds.${key} must be an integer >= 1, got ${asWritten(v)}`);
+		if (typeof v !== "number" || !Number.isSafeInteger(v) || v < least) {
+			problems.push(`thresholds.${key} must be an integer >= ${least}, got ${asWritten(v)}`);
 		}
 	};
 	share("maxTarget");
 	share("minTarget");
 	count("consolidateAfter");
 	count("minFoldChars");
+	count("rawBatches", MIN_RAW_BATCHES);
 	const { maxTarget, minTarget } = merged;
 	if (typeof maxTarget === "number" && typeof minTarget === "number" && minTarget >= maxTarget) {
 		problems.push(

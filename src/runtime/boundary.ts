@@ -23,7 +23,10 @@ import { type JournalOp, recordDraft } from "../session/journal.ts";
 import type { Open, SessionView } from "../session/open-session.ts";
 import { type LeafPrewriter, leavesOf } from "../session/prewrite.ts";
 import type { Staged } from "../session/staged.ts";
-import type { FoldKind, RuntimeSettings } from "../vocabulary.ts";
+import type { FoldKind, ProblemState, RuntimeSettings } from "../vocabulary.ts";
+
+/** What the problems of a window that drifted from the folds wait for: the repair, appended at a boundary. */
+export const WINDOW_REPAIR = "window repair";
 
 export interface BoundaryDeps {
 	core: PiFoldCore;
@@ -35,7 +38,9 @@ export interface BoundaryDeps {
 	prewriter: LeafPrewriter;
 	/** Entries withdrawn from folding (the frontier leaves them alone). */
 	withdrawn(): ReadonlySet<string>;
-	problem(where: string, reason: string): void;
+	problem(where: string, reason: string, state?: ProblemState): void;
+	/** What a problem reported `{ until }` waited for is done. */
+	settle(until: string): void;
 	/** Put a copy of the open lattice in its place (changes that leave the window as it is). */
 	replaceLattice(next: FoldLattice): void;
 	/** Window tokens this boundary's own edits add, which its measurement (taken before them) misses. */
@@ -77,11 +82,13 @@ export class Boundary {
 			editedTargets(open.raw),
 		);
 		if (found.drafts.length === 0) return;
+		const until = { until: WINDOW_REPAIR };
 		problem(
 			"open",
 			`${found.drafts.length} entries of the window differ from the committed folds (a commit cut short, or /tree into one); repaired at the next turn boundary`,
+			until,
 		);
-		for (const r of found.reasons.slice(0, 10)) problem("open", r);
+		for (const r of found.reasons.slice(0, 10)) problem("open", r, until);
 		repair.arm(found.drafts);
 	}
 
@@ -110,6 +117,8 @@ export class Boundary {
 		if (!armed) return { drafts: [], shown: false };
 		const repair = windowRepair(open.lattice, open.context.sources, projection, editedTargets(open.raw));
 		if (repair.drafts.length > 0 && !armed.shown) this.#deps.recorder.announce("repair");
+		// Appended with this boundary's entries: what the drift's problems waited for is done.
+		this.#deps.settle(WINDOW_REPAIR);
 		return { drafts: repair.drafts, shown: armed.shown };
 	}
 

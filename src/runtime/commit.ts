@@ -40,6 +40,10 @@ export interface PlanRequest {
 	reason: CommitLog["reason"];
 	all?: boolean;
 	only?: ReadonlySet<FoldId>;
+	/** Marks ending after this position stay (the raw working set); absent: any mark. */
+	eligibleEnd?: number;
+	/** Why the commit fires, when the cost model decided. */
+	why?: string;
 }
 
 export interface Planned {
@@ -68,6 +72,7 @@ export async function planBatch(deps: CommitDeps, open: Open, req: PlanRequest):
 		ratio: deps.meter.ratio(req.model),
 		prewritten: (hashes) => deps.prewriter.durable(open.store, hashes),
 		...(req.all ? { all: true, only: req.only } : {}),
+		...(req.eligibleEnd === undefined ? {} : { eligibleEnd: req.eligibleEnd }),
 		unstorable: open.unstorable,
 		damaged: open.damaged,
 		markBriefs: open.markBriefs,
@@ -103,7 +108,7 @@ export function commitBatch(
 	deps: CommitDeps,
 	open: Open,
 	planned: Planned,
-	req: { occupancy: Occupancy; pending: readonly unknown[]; model: Model; reason: CommitLog["reason"] },
+	req: { occupancy: Occupancy; pending: readonly unknown[]; model: Model; reason: CommitLog["reason"]; why?: string },
 ): CommitBatch {
 	const { plan } = planned;
 	const { occupancy } = req;
@@ -134,6 +139,7 @@ export function commitBatch(
 		met: plan.met,
 		edits: plan.drafts.length,
 		skipped: plan.skipped.map((f) => f.id),
+		...(req.why === undefined ? {} : { why: req.why }),
 	};
 	const drafts: SessionBoundaryDraft[] = [
 		...plan.drafts,

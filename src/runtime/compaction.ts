@@ -55,7 +55,6 @@ export class Compaction {
 	readonly #passedOn: string[] = [];
 	#armed: Recovery | undefined;
 	#outstanding = false;
-	#continuations = 0;
 
 	constructor(deps: CompactionDeps) {
 		this.#deps = deps;
@@ -139,7 +138,6 @@ export class Compaction {
 		this.#armed = undefined;
 		if (armed) {
 			this.#outstanding = true;
-			this.#continuations++;
 		}
 		return armed;
 	}
@@ -147,11 +145,6 @@ export class Compaction {
 	/** A request was answered normally: the recovery worked, a later overflow may be recovered again. */
 	answered(): void {
 		this.#outstanding = false;
-	}
-
-	/** Continuations given so far. */
-	get continuations(): number {
-		return this.#continuations;
 	}
 
 	get counters(): CompactionCounters {

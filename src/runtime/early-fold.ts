@@ -1,8 +1,10 @@
-// A fold before the next request, while Pi is idle: a person's /fold, or a model switch to a
-// smaller budget the window already reaches. The commit is planned now (its folds durable in the
-// store at once) and shown on the next request through the /fold bridge, so the first request of
-// the next prompt is already folded; the same marks commit at that prompt's first turn_end, where
-// they project to exactly the messages shown.
+// A fold before the next request: a person's /fold while Pi is idle, a model switch to a smaller
+// budget the window already reaches, or a prompt whose first request already reaches the commit
+// threshold (no turn boundary comes before a prompt's first request: after commits failed on a
+// full disk, say, it would go out past the budget and the fence would stop it). The commit is
+// planned now (its folds durable in the store at once) and shown on that request through the /fold
+// bridge; the same marks commit at that prompt's first turn_end, where they project to exactly the
+// messages shown.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FoldBridge } from "../edits/fold-bridge.ts";
 import type { Meter, Model } from "../meter/meter.ts";
@@ -11,6 +13,7 @@ import type { Open, SessionView } from "../session/open-session.ts";
 import type { Staged } from "../session/staged.ts";
 import type { Outcome, RuntimeSettings } from "../vocabulary.ts";
 import { type CommitDeps, planBatch } from "./commit.ts";
+import type { CommitTiming } from "./commit-timing.ts";
 
 export interface EarlyFoldDeps {
 	meter: Meter;
@@ -21,6 +24,8 @@ export interface EarlyFoldDeps {
 	repair: FoldBridge;
 	sync(sm: SessionView): Open | undefined;
 	commitDeps(): CommitDeps;
+	/** The commit policy, asked for a request no boundary preceded (a prompt's first). */
+	timing: Pick<CommitTiming, "decide">;
 	/** The last occupancy, and the same occupancy as a share of another budget. */
 	occupancy(): Occupancy | null;
 	remeasured(occupancy: Occupancy): void;
@@ -29,6 +34,8 @@ export interface EarlyFoldDeps {
 
 export class EarlyFold {
 	readonly #deps: EarlyFoldDeps;
+	/** A prompt started: its first request has no boundary before it. */
+	#promptStarted = false;
 
 	constructor(deps: EarlyFoldDeps) {
 		this.#deps = deps;
@@ -61,11 +68,48 @@ export class EarlyFold {
 		);
 	}
 
+	/** Pi's `agent_start`: the next request is a prompt's first. */
+	promptStarted(): void {
+		this.#promptStarted = true;
+	}
+
 	/**
-	 * Plan the /fold that waits and arm the bridge with it. `need`: fold only what lands the window
-	 * at minTarget (a model switch), not every mark.
+	 * The `context` event, before the request is recorded: a prompt's first request is measured as a
+	 * boundary measures the next request, and when it reaches the commit threshold it is folded
+	 * first (only what lands it at minTarget) and shown folded; the fence then stops only what
+	 * folding could not fix. Other requests come after a boundary that already decided.
 	 */
-	async prepare(ctx: ExtensionContext, need?: number): Promise<Outcome<object>> {
+	async beforeRequest(messages: readonly unknown[], ctx: ExtensionContext): Promise<void> {
+		if (!this.#promptStarted) return;
+		this.#promptStarted = false;
+		const { meter, staged, bridge, repair } = this.#deps;
+		if (staged.fold !== undefined || bridge.armed || repair.armed) return;
+		const budget = meter.budget(ctx.model);
+		const open = this.#deps.sync(ctx.sessionManager);
+		if (!budget.ok || !open) return;
+		const occupancy = meter.occupancy(messages, ctx.model, budget.budget);
+		const { need, eligibleEnd } = this.#deps.timing.decide(open, occupancy, ctx.model);
+		if (need <= 0) return;
+		this.#deps.remeasured(occupancy);
+		staged.requestFold();
+		const early = await this.prepare(ctx, need, eligibleEnd);
+		if (early.ok) return;
+		staged.takeFold();
+		// Nothing to fold and below the budget: the request goes out as it is, nothing went wrong.
+		const pending = this.#deps.sync(ctx.sessionManager)?.lattice.pending().length ?? 0;
+		if (occupancy.share <= 1 && pending === 0) return;
+		this.#deps.problem(
+			"context",
+			`a prompt's first request at ${Math.round(occupancy.share * 100)}% of the budget could not be folded before it was sent: ${early.reason}`,
+		);
+	}
+
+	/**
+	 * Plan the /fold that waits and arm the bridge with it. `need`: fold only the stalest marks that
+	 * free it (a model switch, a prompt's first request), not every mark; `eligibleEnd`: none that
+	 * ends after it (the raw working set).
+	 */
+	async prepare(ctx: ExtensionContext, need?: number, eligibleEnd?: number): Promise<Outcome<object>> {
 		const { staged, bridge, repair } = this.#deps;
 		const fold = staged.fold;
 		if (!fold) return { ok: false, reason: "no /fold is waiting" };
@@ -79,6 +123,7 @@ export class EarlyFold {
 			model: ctx.model,
 			reason: "fold",
 			...(need === undefined ? { all: true, ...(fold.only ? { only: fold.only } : {}) } : {}),
+			...(eligibleEnd === undefined ? {} : { eligibleEnd }),
 		});
 		if (!planned.ok) return planned;
 		// The turn_end commit plans exactly these marks again (deterministic: same briefs, same drafts).

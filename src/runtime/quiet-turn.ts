@@ -16,6 +16,7 @@ import type { Open, OpenSession, SessionView } from "../session/open-session.ts"
 import type { Staged } from "../session/staged.ts";
 import { RECORD_TYPE, type RuntimeSettings } from "../vocabulary.ts";
 import type { Boundary } from "./boundary.ts";
+import type { CommitTiming } from "./commit-timing.ts";
 import type { Compaction } from "./compaction.ts";
 import type { RequestWatch } from "./requests.ts";
 
@@ -45,6 +46,8 @@ export interface QuietTurnDeps {
 	requests: Pick<RequestWatch, "lastRequest">;
 	/** A turn that did not fail answered what Pi's compaction asked. */
 	compaction: Pick<Compaction, "answered">;
+	/** Whether the cost model expects the next boundary to commit, asked again at each quiet end. */
+	timing: Pick<CommitTiming, "prospect" | "due">;
 	/** The measurement the quiet end takes replaces what earlier edits left unmeasured. */
 	session: Pick<OpenSession, "unmeasured">;
 	/** Append a custom entry now (Pi's appendEntry): a frontier mark's record. None: no turn ends quietly. */
@@ -123,7 +126,7 @@ export class QuietTurns {
 		const { staged, bridge, repair, meter, settings } = this.#deps;
 		if (!this.#deps.append) return true;
 		if (staged.edits.length > 0 || staged.peeks.length > 0 || staged.fold !== undefined) return true;
-		if (bridge.armed || bridge.shown || repair.armed) return true;
+		if (bridge.armed || bridge.shown || repair.armed || this.#deps.timing.due) return true;
 		const turn = this.#turn;
 		if (!turn) return false;
 		const budget = meter.budget(model);
@@ -151,7 +154,9 @@ export class QuietTurns {
 		const tokens = budget.ok ? this.#tokens(turn, ctx.model, budget.budget) : undefined;
 		if (budget.ok && tokens !== undefined) {
 			this.#deps.session.unmeasured(undefined);
-			this.#deps.remeasured(occupancyOf(tokens, budget.budget));
+			const occupancy = occupancyOf(tokens, budget.budget);
+			this.#deps.remeasured(occupancy);
+			this.#deps.timing.prospect(open, occupancy, ctx.model);
 		}
 		return true;
 	}

@@ -12,6 +12,8 @@ import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from 
 import type { Meter } from "../meter/meter.ts";
 import type { RewriteRecorder } from "../meter/recorder.ts";
 import type { SessionView } from "../session/open-session.ts";
+import type { ProblemState } from "../vocabulary.ts";
+import { WINDOW_REPAIR } from "./boundary.ts";
 
 export interface RequestDeps {
 	recorder: RewriteRecorder;
@@ -19,7 +21,7 @@ export interface RequestDeps {
 	/** The window repair and the /fold bridge; a repair shows first. */
 	repair: FoldBridge;
 	bridge: FoldBridge;
-	problem(where: string, reason: string): void;
+	problem(where: string, reason: string, state?: ProblemState): void;
 	/** Rebuild from the session (the window drifted from the folds); arms the repair. */
 	reopen(sm: SessionView): void;
 	/** Pending marks now (said when a request is stopped). */
@@ -36,6 +38,8 @@ export class RequestWatch {
 	#fence: FenceStatus = { stopped: 0 };
 	/** The last request as it goes out (system messages included). */
 	#last: readonly unknown[] | undefined;
+	/** Whether the last request recorded was the one before plus new messages. */
+	#appended = false;
 
 	constructor(deps: RequestDeps) {
 		this.#deps = deps;
@@ -65,13 +69,15 @@ export class RequestWatch {
 		let r = recorder.record(bridged ?? messages);
 		if (!r.ok) problem("context", r.reason);
 		else if (r.kind === "unattributed") problem("context", `unattributed rewrite at message ${r.firstChanged}`);
-		this.#orphans = this.#pairing.check(bridged ?? messages, r.ok && r.kind === "append");
+		this.#appended = r.ok && r.kind === "append";
+		this.#orphans = this.#pairing.check(bridged ?? messages, this.#appended);
 		if (this.#orphans.length > 0 && !repair.armed) {
 			// The window and the folds drifted apart (a boundary batch Pi appended only in part, say):
 			// rebuild from the session, and show the repaired window on this very request.
 			problem(
 				"context",
 				`the request holds tool results whose call is hidden (${this.#orphans.join(", ")}): rebuilt from the session`,
+				{ until: WINDOW_REPAIR },
 			);
 			this.#deps.reopen(sm);
 			const repaired = repair.show(messages, sm);
@@ -102,6 +108,7 @@ export class RequestWatch {
 		const estimate = meter.observeRequest(messages, ctx.model, (m) => recorder.sameAs(m));
 		const budget = meter.budget(ctx.model);
 		const tokens = meter.calibrated(estimate, ctx.model);
+		meter.pace.sent(tokens, this.#appended);
 		if (this.#orphans.length > 0) {
 			// Whatever its size, a provider refuses it: stopped until the repair at the next boundary.
 			const budgetTokens = budget.ok ? budget.budget : 0;

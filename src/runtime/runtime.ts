@@ -19,7 +19,7 @@ import type { FoldLattice } from "../lattice/index.ts";
 import type { Budget } from "../meter/budget.ts";
 import type { FenceVerdict } from "../meter/fence.ts";
 import { Meter, type Model } from "../meter/meter.ts";
-import { commitNeed, type Occupancy, occupancyOf } from "../meter/occupancy.ts";
+import { type Occupancy, occupancyOf } from "../meter/occupancy.ts";
 import { RewriteRecorder } from "../meter/recorder.ts";
 import { HandlerTiming } from "../meter/timing.ts";
 import { type CommitLog, type RuntimeStatus, sessionStatus } from "../operations/status.ts";
@@ -29,9 +29,10 @@ import { type Open, OpenSession, type SessionView } from "../session/open-sessio
 import { LeafPrewriter } from "../session/prewrite.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
 import type { FoldStore } from "../store/index.ts";
-import type { FoldId, Outcome, RuntimeSettings } from "../vocabulary.ts";
+import type { FoldId, Outcome, ProblemState, RuntimeSettings } from "../vocabulary.ts";
 import { Boundary } from "./boundary.ts";
 import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
+import { CommitTiming } from "./commit-timing.ts";
 import { Compaction } from "./compaction.ts";
 import { EarlyFold } from "./early-fold.ts";
 import { ProblemLog } from "./problems.ts";
@@ -48,7 +49,7 @@ export class FoldRuntime implements RuntimePort {
 	readonly #session: OpenSession;
 	readonly #staged = new Staged();
 	/** Leaf objects of staged marks, written in the background so a commit writes only records. */
-	readonly #prewriter = new LeafPrewriter((where, reason) => this.problem(where, reason));
+	readonly #prewriter = new LeafPrewriter((where, reason, state) => this.problem(where, reason, state));
 	readonly #compaction: Compaction;
 	/** A /fold planned while idle (shown until turn_end commits it); a window repair (shown, then appended). */
 	readonly #bridge = new FoldBridge();
@@ -57,6 +58,7 @@ export class FoldRuntime implements RuntimePort {
 	readonly #boundary: Boundary;
 	readonly #early: EarlyFold;
 	readonly #quiet: QuietTurns;
+	readonly #commitTiming: CommitTiming;
 	#commits: CommitLog[] = [];
 	/** The last calibrated estimate of the next request (at a turn boundary or a commit). */
 	#occupancy: Occupancy | null = null;
@@ -67,8 +69,9 @@ export class FoldRuntime implements RuntimePort {
 		this.#core = core;
 		this.#settings = settings;
 		this.#meter = new Meter(core, settings);
+		this.#commitTiming = new CommitTiming(this.#meter, settings);
 		this.#recorder = new RewriteRecorder(core);
-		const problem = (where: string, reason: string) => this.problem(where, reason);
+		const problem = this.problem;
 		this.#session = new OpenSession(core, problem);
 		// What the collaborators share; each takes its part.
 		const parts = {
@@ -81,8 +84,10 @@ export class FoldRuntime implements RuntimePort {
 			repair: this.#repair,
 			prewriter: this.#prewriter,
 			problem,
+			settle: (until: string) => this.#problems.settle(until),
 			sync: (sm: SessionView) => this.sync(sm),
 			commitDeps: () => this.#commitDeps(),
+			timing: this.#commitTiming,
 			remeasured: (occupancy: Occupancy) => {
 				this.#occupancy = occupancy;
 			},
@@ -181,11 +186,6 @@ export class FoldRuntime implements RuntimePort {
 		return { armed: this.#bridge.armed, shown: this.#bridge.shown };
 	}
 
-	/** Overflow continuations given so far. */
-	get overflowGuard(): { readonly continuations: number } {
-		return { continuations: this.#compaction.continuations };
-	}
-
 	/** What happened to Pi's compaction requests (a copy). */
 	get compaction(): RuntimeStatus["compaction"] {
 		return this.#compaction.counters;
@@ -212,7 +212,9 @@ export class FoldRuntime implements RuntimePort {
 			fence: this.#requests.fence,
 			evidence: this.#boundary.evidence,
 			problems: this.#problems.list(),
+			problemsOpen: this.#problems.open,
 			timing: this.#timing.status(),
+			policy: this.#commitTiming.status(),
 		};
 	}
 
@@ -225,9 +227,8 @@ export class FoldRuntime implements RuntimePort {
 		return this.#meter.ratio(model);
 	}
 
-	problem(where: string, reason: string): void {
-		this.#problems.add(where, reason);
-	}
+	readonly problem = (where: string, reason: string, state?: ProblemState): void =>
+		this.#problems.add(where, reason, state);
 
 	/** Add handler time; `request` closes the sample (the context event of the request it preceded). */
 	addTime(ms: number, request: boolean): void {
@@ -237,8 +238,7 @@ export class FoldRuntime implements RuntimePort {
 	// ---- the operations' port ----
 
 	stagedLattice(): FoldLattice | undefined {
-		const open = this.view;
-		return open && stagedLattice(open.lattice, this.#staged.edits);
+		return this.view && stagedLattice(this.view.lattice, this.#staged.edits);
 	}
 
 	adopt(next: FoldLattice): void {
@@ -291,9 +291,14 @@ export class FoldRuntime implements RuntimePort {
 		return this.#requests.observe(messages, ctx);
 	}
 
-	/** Pi's `model_select`: the new model's budget from now on; past its commit threshold while idle, a fold before the next request. */
-	modelSelected(model: Model, ctx: ExtensionContext): Promise<void> {
-		return this.#early.modelSelected(model, ctx);
+	/** A fold before the next request: a model switch (model_select), a prompt's first request (agent_start, context). */
+	/** When commits pay, and what Pi's idle cache refreshes are worth. */
+	get timing(): Pick<CommitTiming, "warming"> {
+		return this.#commitTiming;
+	}
+
+	get early(): Pick<EarlyFold, "modelSelected" | "promptStarted" | "beforeRequest"> {
+		return this.#early;
 	}
 
 	/** message_end, whether the next turn_end needs the boundary, and a turn that ends without one. */
@@ -327,19 +332,11 @@ export class FoldRuntime implements RuntimePort {
 		if (before.edited || (repair.drafts.length > 0 && !repair.shown)) return out;
 		const fold = this.#staged.takeFold();
 		const bridge = this.#bridge.take();
-		const need = fold ? 1 : commitNeed(occupancy, this.#settings.thresholds);
-		if (need <= 0) return out;
-		const reason = fold ? "fold" : "threshold";
-		const request = {
-			projection,
-			need,
-			model: ctx.model,
-			reason,
-			...(fold ? { all: true, only: fold.only } : {}),
-		} as const;
+		const request = this.#commitTiming.request(open, occupancy, ctx.model, e.turnIndex, projection, fold);
+		if (!request) return out;
 		const planned = await planBatch(this.#commitDeps(), open, request);
 		if (!planned.ok) {
-			this.problem(commitWhere(reason, this.#lastTurn), planned.reason);
+			this.problem(commitWhere(request.reason, this.#lastTurn), planned.reason);
 			if (bridge?.shown) this.problem("fold", "a /fold shown through the context event could not be committed");
 			return out;
 		}
@@ -373,7 +370,10 @@ export class FoldRuntime implements RuntimePort {
 	#apply(open: Open, batch: CommitBatch, announce: boolean): void {
 		open.lattice = batch.plan.lattice;
 		open.records = batch.plan.records;
-		if (announce) this.#recorder.announce(batch.log.reason === "threshold" ? "commit" : batch.log.reason);
+		if (announce)
+			this.#recorder.announce(
+				batch.log.reason === "threshold" || batch.log.reason === "cost" ? "commit" : batch.log.reason,
+			);
 		this.#occupancy = occupancyOf(batch.log.after, batch.log.budget);
 		this.#commits.push(batch.log);
 	}

@@ -171,7 +171,10 @@ export class FoldTexts {
 	 */
 	offsets(lattice: FoldLattice, f: FoldView, viewOf: (leaf: number) => EntryView | undefined): number[] | undefined {
 		const leaves = lattice.leavesOf(f.id) ?? [];
-		const owners = f.state === "pending" ? innermostOwners(lattice, f) : this.#owners.get(f.id);
+		// A standing fold under a pending mark was read with the mark (its shape not learnt from a
+		// record): its shape is the lattice's, as for the mark.
+		const owners =
+			f.state === "pending" ? innermostOwners(lattice, f) : (this.#owners.get(f.id) ?? innermostOwners(lattice, f));
 		if (!owners || owners.length !== leaves.length) return undefined;
 		const out = new Array<number>(leaves.length).fill(0);
 		let at = 0;

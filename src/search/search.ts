@@ -38,6 +38,9 @@ export interface SearchHit {
 	tool?: string;
 	/** Byte offset of the match in `fold`'s text view: peek with this offset starts on it. */
 	offset: number;
+	/** Byte offsets of the matching line's start, and of the line before it (the line's own when it opens its entry). */
+	lineOffset: number;
+	contextOffset: number;
 	/** The matching line (cut around the match when long), the lines before and after it. */
 	line: string;
 	before?: string;
@@ -277,6 +280,8 @@ function hitsOf(
 			role: entry.role,
 			...(tool ? { tool } : {}),
 			offset: base + utf8Length(text.slice(0, m.start)),
+			lineOffset: base + utf8Length(text.slice(0, m.lineStart)),
+			contextOffset: base + utf8Length(text.slice(0, prevStart >= 0 ? prevStart : m.lineStart)),
 			line: lineAround(text, m.lineStart, m.lineEnd, m.start),
 			...(before ? { before } : {}),
 			...(after ? { after } : {}),

@@ -6,7 +6,7 @@ import type { ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-a
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import { FoldStore } from "../store/index.ts";
-import type { FoldId } from "../vocabulary.ts";
+import type { FoldId, ProblemState } from "../vocabulary.ts";
 import { type ContextEntries, contextEntriesOf } from "./context-entries.ts";
 import { entriesSince } from "./entries-since.ts";
 import { ancestorStores } from "./fork.ts";
@@ -42,7 +42,7 @@ export function extendsEntries(before: readonly SessionEntry[], now: readonly Se
 
 export class OpenSession {
 	readonly #core: PiFoldCore;
-	readonly #problem: (where: string, reason: string) => void;
+	readonly #problem: (where: string, reason: string, state?: ProblemState) => void;
 	#open: Open | undefined;
 	/** The session leaf `#open` was last synced at (sync's incremental step); only sync sets it. */
 	#synced: { open: Open; leafId: string } | undefined;
@@ -60,7 +60,7 @@ export class OpenSession {
 	 */
 	#unmeasured: { lattice: FoldLattice; tokens: number } | undefined;
 
-	constructor(core: PiFoldCore, problem: (where: string, reason: string) => void) {
+	constructor(core: PiFoldCore, problem: (where: string, reason: string, state?: ProblemState) => void) {
 		this.#core = core;
 		this.#problem = problem;
 	}
@@ -76,7 +76,11 @@ export class OpenSession {
 		const sessionId = sm.getSessionId();
 		const store = FoldStore.forSession({ sessionFile: sm.getSessionFile(), sessionId }, this.#core);
 		store.onQuarantine((q) =>
-			this.#problem("store", `${q.kind} ${q.hash} was ${q.reason}: set aside as ${q.movedTo} and written again`),
+			this.#problem(
+				"store",
+				`${q.kind} ${q.hash} was ${q.reason}: set aside as ${q.movedTo} and written again`,
+				"repaired",
+			),
 		);
 		const parents = ancestorStores(sm.getHeader()?.parentSession, this.#core);
 		for (const p of parents.problems) this.#problem("open", p);
@@ -87,6 +91,7 @@ export class OpenSession {
 			return undefined;
 		}
 		for (const p of rebuilt.problems) this.#problem("rebuild", p);
+		for (const p of rebuilt.repaired) this.#problem("rebuild", p, "repaired");
 		this.#open = {
 			lattice: rebuilt.lattice,
 			context: rebuilt.context,

@@ -6,7 +6,7 @@
 import type { FoldId, HexHash } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
-import { errorMessage } from "../vocabulary.ts";
+import { errorMessage, type ProblemState } from "../vocabulary.ts";
 import { type ContextEntries, textAt } from "./context-entries.ts";
 
 /** A leaf to write: its content hash (the store's name for it) and its canonical text. */
@@ -64,11 +64,11 @@ export function leavesOf(
 export class LeafPrewriter {
 	/** Background writes by leaf hash, with the store each went to. */
 	readonly #writes = new Map<HexHash, { store: FoldStore; write: Write }>();
-	readonly #problem: (where: string, reason: string) => void;
+	readonly #problem: (where: string, reason: string, state?: ProblemState) => void;
 	/** Leaves handed to a background write, leaves it made durable, and commits that found them there. */
 	readonly stats = { started: 0, durable: 0, failed: 0, reused: 0 };
 
-	constructor(problem: (where: string, reason: string) => void) {
+	constructor(problem: (where: string, reason: string, state?: ProblemState) => void) {
 		this.#problem = problem;
 	}
 
@@ -118,7 +118,11 @@ export class LeafPrewriter {
 				return;
 			}
 			this.#writes.delete(hash);
-			this.#problem("prewrite", `leaf ${hash} was written in the background but is gone at the commit: rewritten`);
+			this.#problem(
+				"prewrite",
+				`leaf ${hash} was written in the background but is gone at the commit: rewritten`,
+				"repaired",
+			);
 		});
 		this.stats.reused += out.size;
 		return out;

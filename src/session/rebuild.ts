@@ -19,8 +19,10 @@ export interface Rebuilt {
 	context: ContextEntries;
 	/** Fold id -> record hash, for every committed fold the records name. */
 	records: RecordIndex;
-	/** One line per record that was skipped or repaired, naming the entry and why. */
+	/** One line per record that was skipped, or that stays wrong, naming the entry and why. */
 	problems: string[];
+	/** One line per record whose damage was repaired (written again from the session's own bytes). */
+	repaired: string[];
 	/**
 	 * Committed folds whose store record is damaged and could not be written again from the
 	 * session: they stay in the lattice (the window hides their entries all the same), with why.
@@ -85,6 +87,8 @@ interface Replay {
 	source: RecordSource | undefined;
 	/** A line for problems (the record entry being replayed is named by the caller). */
 	note(reason: string): void;
+	/** A line for what was repaired. */
+	repaired(reason: string): void;
 }
 
 /** The lattice's id for a recorded one. */
@@ -114,7 +118,7 @@ function settleRecord(r: Replay, id: FoldId, fold: CommittedFold): void {
 			const rewritten = aliased
 				? { ok: false as const, reason: "the session's copy of its entries changed" }
 				: rewriteRecord(r.lattice, source.store, r.context, id, r.records, fold.record);
-			if (rewritten.ok) r.note(`fold ${fold.id}: ${checked.reason}; written again from the session's own bytes`);
+			if (rewritten.ok) r.repaired(`fold ${fold.id}: ${checked.reason}; written again from the session's own bytes`);
 			else {
 				const why = `${checked.reason}; not repaired: ${rewritten.reason}`;
 				r.damaged.set(id, why);
@@ -190,6 +194,7 @@ export function rebuildLattice(
 	if (!created.ok) return { ok: false, reason: created.reason };
 	const { lattice } = created;
 	const problems: string[] = [];
+	const repaired: string[] = [];
 	let current: SessionEntry | undefined;
 	const replay: Replay = {
 		lattice,
@@ -199,6 +204,7 @@ export function rebuildLattice(
 		aliases: new Map(),
 		source: store,
 		note: (reason) => problems.push(`pi-fold record ${current?.id}: ${reason}`),
+		repaired: (reason) => repaired.push(`pi-fold record ${current?.id}: ${reason}`),
 	};
 	const report = (entry: SessionEntry, reason: string) =>
 		problems.push(`pi-fold record ${entry.id}: ${reason}; skipped`);
@@ -242,5 +248,5 @@ export function rebuildLattice(
 	}
 	flushMarks();
 	const { records, damaged, aliases } = replay;
-	return { ok: true, lattice, context, records, problems, damaged, aliases };
+	return { ok: true, lattice, context, records, problems, repaired, damaged, aliases };
 }

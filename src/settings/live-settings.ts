@@ -2,6 +2,7 @@
 // registerPiFold({ thresholds }) options win over the file, the file over the defaults. The
 // runtime reads `settings.thresholds` on every decision, so an accepted edit takes effect by
 // replacing that field on the very object the runtime holds (never a copy).
+import { bandDiffers } from "../policy/thresholds.ts";
 import type { RuntimeSettings, Thresholds } from "../vocabulary.ts";
 import {
 	applySettingsEdit,
@@ -99,6 +100,7 @@ export class LiveSettings {
 
 	#put(thresholds: Thresholds): void {
 		this.settings.thresholds = { ...thresholds };
+		this.settings.bandFixed = bandDiffers(thresholds);
 		this.#source = "file";
 	}
 }

@@ -6,6 +6,7 @@ import { type Static, Type } from "typebox";
 import {
 	BRIEF_MAX_CHARS,
 	describeValue,
+	errorMessage,
 	isFoldId,
 	PEEK_MAX_BYTES,
 	SEARCH_DEFAULT_LIMIT,
@@ -139,8 +140,41 @@ function checkValue(key: Key, v: unknown): string | undefined {
 	}
 }
 
+/** What a thrown value says, without trusting it (its message or its toString may throw too). */
+function thrownText(err: unknown): string {
+	try {
+		return errorMessage(err);
+	} catch {
+		return "a value that cannot be shown";
+	}
+}
+
+/**
+ * The arguments as plain values, read once: a getter or a Proxy trap that throws is met here (and
+ * refused) rather than in an action, and nothing later reads the caller's object again.
+ */
+function readArgs(raw: unknown): { ok: true; value: unknown } | { ok: false; reason: string } {
+	let at = "the arguments' keys";
+	try {
+		if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: true, value: raw };
+		// No prototype: a "__proto__" key is copied as the own key it was, not as a prototype.
+		const copy: Record<string, unknown> = Object.create(null);
+		for (const key of Object.keys(raw)) {
+			at = JSON.stringify(key);
+			const value = (raw as Record<string, unknown>)[key];
+			copy[key] = Array.isArray(value) ? Array.from(value) : value;
+		}
+		return { ok: true, value: copy };
+	} catch (err) {
+		return { ok: false, reason: `arguments could not be read: reading ${at} threw (${thrownText(err)})` };
+	}
+}
+
 /** Check raw tool arguments; the reason names the argument, what was given and what is allowed. */
-export function parseFoldArgs(raw: unknown): ParsedArgs {
+export function parseFoldArgs(given: unknown): ParsedArgs {
+	const read = readArgs(given);
+	if (!read.ok) return { ok: false, action: null, reason: read.reason };
+	const raw = read.value;
 	if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
 		return {
 			ok: false,

@@ -2,7 +2,7 @@
 import type { FoldActions, Overview } from "../operations/actions.ts";
 import { type CoreReport, coreReport } from "../operations/core-report.ts";
 import { arithmeticText } from "../operations/overview.ts";
-import type { RuntimeStatus } from "../operations/status.ts";
+import { type PolicyStatus, problemLines, type RuntimeStatus } from "../operations/status.ts";
 import type { FoldView, ReadonlyLattice } from "../operations/view.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { answer, continuation, type FoldToolResult } from "./result.ts";
@@ -13,7 +13,7 @@ export interface StatusDetails {
 	action: "status";
 	packageVersion: string;
 	piVersion: string | null;
-	core: CoreReport | { error: string; source: string };
+	core: CoreReport | { error: string; source: string; fix: string };
 	/** The folding runtime's state; absent when no runtime runs. */
 	runtime?: RuntimeStatus;
 	/** Marks with what they would free, pins, and the arithmetic; absent without an open session. */
@@ -46,6 +46,43 @@ function capped<T>(items: readonly T[], line: (x: T) => string, more: (n: number
 
 const pct = (share: number) => `${(100 * share).toFixed(1)}%`;
 
+const usd = (x: number) => `$${x < 0.01 ? x.toFixed(4) : x.toFixed(2)}`;
+const tokens = (n: number) => Math.round(n).toLocaleString("en-US");
+
+const when = (turn: number | undefined) =>
+	turn === undefined ? "before a prompt's first request" : `after turn ${turn}`;
+
+/** Which policy decides commits, and (under the cost model) the next commit in money. */
+export function policyLines(p: PolicyStatus, rawBatches: number): string[] {
+	if (p.policy === "band") return [`policy: the band above (${p.bandWhy ?? "set"})`];
+	const cache =
+		p.cache.state === "warm"
+			? "warm"
+			: p.cache.why === "expired"
+				? `cold (idle ${Math.round(p.cache.idleSeconds)} s, past its ${p.cache.ttlSeconds} s lifetime)`
+				: "cold (the provider read nothing back on the last two requests)";
+	const lines = [
+		`policy: cost model (commits when folding pays for its rewrite; never past the band's top); the newest ${rawBatches} tool batches stay raw; prompt cache ${cache}`,
+	];
+	const l = p.last;
+	if (l) {
+		lines.push(
+			`last reckoning (${when(l.turn)}): ${l.commit ? "committed" : "waited"}: ${l.why}; the marks past the working set free ~${tokens(l.freed)} tokens ` +
+				`(pays off from ~${tokens(l.trigger)} at ~${tokens(l.growth)} tokens a request); rewrite ~${tokens(l.rewrite)} tokens = ${usd(l.rewriteCost)}, ` +
+				`saving ${usd(l.savingPerRequest)} a request after it${Number.isFinite(l.breakEven) ? ` (paid back in ${l.breakEven} requests)` : ""}`,
+		);
+	}
+	if (p.lastCold) {
+		lines.push(
+			`cold-cache commits: ${p.coldCommits}; the last ${when(p.lastCold.turn)}, ~${tokens(p.lastCold.freed)} tokens freed at no rewrite cost`,
+		);
+	}
+	if (p.warmingStopped > 0) {
+		lines.push(`idle cache refreshes stopped: ${p.warmingStopped} (the next request rewrote that prefix anyway)`);
+	}
+	return lines;
+}
+
 /** The runtime's part of the status text: occupancy, thresholds, marks, roots, rewrites, problems. */
 export function runtimeLines(rt: RuntimeStatus): string[] {
 	const t = rt.thresholds;
@@ -64,6 +101,7 @@ export function runtimeLines(rt: RuntimeStatus): string[] {
 		`budget: ${budget}`,
 		`occupancy (next request, calibrated): ${occ}`,
 		`thresholds: commit at ${pct(t.maxTarget)}, fold down to ${pct(t.minTarget)}, consolidate past ${t.consolidateAfter} roots, marks >= ${t.minFoldChars} chars`,
+		...policyLines(rt.policy, t.rawBatches),
 		`pending marks: ${rt.pendingMarks.length}${
 			rt.pendingMarks.length > 0
 				? ` (${rt.pendingMarks
@@ -83,8 +121,7 @@ export function runtimeLines(rt: RuntimeStatus): string[] {
 		...rt.overflowPassedOn.slice(-3).map((why) => `  overflow left to Pi: ${why}`),
 		`fence: ${rt.fence.stopped} request${rt.fence.stopped === 1 ? "" : "s"} stopped before transmission${rt.fence.last ? ` (last: ${rt.fence.last.message})` : ""}`,
 		evidenceLine(rt.evidence),
-		`problems: ${rt.problems.length === 0 ? "none" : rt.problems.length}`,
-		...rt.problems.slice(-5).map((p) => `  - ${p.length > 300 ? `${p.slice(0, 299)}…` : p}`),
+		...problemLines(rt, 5, (p) => (p.length > 300 ? `${p.slice(0, 299)}…` : p)),
 	];
 	return lines;
 }
@@ -144,13 +181,17 @@ export function statusAction(args: FoldToolArgs, env: ToolEnv, call?: ToolCall):
 	];
 	const state = env.core();
 	if (!state.ok) {
-		const text = [...head, `core: FAILED TO LOAD the pi-fold WebAssembly core from ${state.source}: ${state.reason}`];
+		const text = [
+			...head,
+			`core: FAILED TO LOAD the pi-fold WebAssembly core from ${state.source}: ${state.reason}`,
+			`fix: ${state.fix}; until then pi-fold is off and Pi compacts as it does without it`,
+		];
 		const details: StatusDetails = {
 			ok: false,
 			action: "status",
 			packageVersion,
 			piVersion,
-			core: { error: state.reason, source: state.source },
+			core: { error: state.reason, source: state.source, fix: state.fix },
 		};
 		return answer(text.join("\n"), details, true);
 	}

@@ -4,7 +4,13 @@
 // person expands the row. The receipt's shares come from window-figure.ts, like every other display.
 import type { ExtensionAPI, Theme, ThemeColor } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
-import { OVERFLOW_NOTICE_TYPE, RECEIPT_TYPE, type ReceiptDetails, UNBRIEFED_NOTICE_TYPE } from "../vocabulary.ts";
+import {
+	automatedNoticeBody,
+	OVERFLOW_NOTICE_TYPE,
+	RECEIPT_TYPE,
+	type ReceiptDetails,
+	UNBRIEFED_NOTICE_TYPE,
+} from "../vocabulary.ts";
 import { formatTokens, percentOf } from "./window-figure.ts";
 
 export interface NoticeLine {
@@ -16,7 +22,7 @@ export interface NoticeLine {
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
 
-/** The first line of a message's content, without pi-fold's "[pi-fold]" tag. */
+/** The first line of a message's body: without the automated-notice framing, or an older session's "[pi-fold]" tag. */
 function firstLine(content: unknown): string {
 	const text =
 		typeof content === "string"
@@ -24,7 +30,7 @@ function firstLine(content: unknown): string {
 			: Array.isArray(content)
 				? content.map((b: { type?: string; text?: string }) => (b?.type === "text" ? (b.text ?? "") : "")).join("\n")
 				: "";
-	return (text.split("\n", 1)[0] ?? "").replace(/^\[pi-fold\]\s*/, "").slice(0, 200);
+	return (automatedNoticeBody(text).split("\n", 1)[0] ?? "").replace(/^\[pi-fold\]\s*/, "").slice(0, 200);
 }
 
 function receiptLine(details: unknown, content: unknown): NoticeLine {

@@ -8,6 +8,8 @@ import { syncBuiltinESMExports } from "node:module";
 import type { Message } from "@earendil-works/pi-ai";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeTempDirs } from "../../harness/pi-harness.ts";
+import type { RuntimeStatus } from "../../src/operations/status.ts";
+import { runtimeLines } from "../../src/tool/status.ts";
 import { pairingProblems } from "../helpers/requests.ts";
 import { auditFolds, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 
@@ -43,6 +45,21 @@ function diskFullAfterOneEdit(times: number): { restore(): void; failures(): num
 	};
 }
 
+/**
+ * Once the repair is appended at a boundary, status says the drift's problems are repaired (each
+ * line, and the count apart from what still needs action), in the agent's status text too.
+ */
+function repairedInStatus(status: RuntimeStatus): void {
+	const drift = status.problems.filter((p) => /^(open|context): /.test(p) && !p.startsWith("context: alignment"));
+	expect(drift.length).toBeGreaterThan(0);
+	for (const p of drift) expect(p).toMatch(/ \(repaired\)$/);
+	const open = status.problems.filter((p) => !p.endsWith(" (repaired)"));
+	expect(status.problemsOpen).toBe(open.length);
+	expect(runtimeLines(status)).toContain(
+		`problems: ${open.length} need${open.length === 1 ? "s" : ""} action, ${status.problems.length - open.length} repaired`,
+	);
+}
+
 describe("a commit batch cut short in a live session", () => {
 	it("disk full in the middle of the appends: the drift is found at the next request, repaired, and work goes on", async () => {
 		const s = await foldedSession();
@@ -66,6 +83,7 @@ describe("a commit batch cut short in a live session", () => {
 		expect(invalidRequests(s.h, before)).toEqual([]);
 		expect(status.problems.some((p) => p.includes("tool results whose call is hidden"))).toBe(true);
 		expect(status.problems.some((p) => p.includes("differ from the committed folds"))).toBe(true);
+		repairedInStatus(status);
 		expect(status.fence.stopped).toBe(0);
 		expect(status.rewrites.unattributed).toBe(0);
 		expect(status.commits.length).toBeGreaterThan(1);
@@ -93,6 +111,7 @@ describe("a commit batch cut short in a live session", () => {
 		await runWorkload(s, 8, { seed: 22, idPrefix: "r" });
 		expect(invalidRequests(s.h, before)).toEqual([]);
 		const status = rt.status();
+		repairedInStatus(status);
 		expect(status.fence.stopped).toBe(0);
 		expect(status.rewrites.unattributed).toBe(0);
 		auditFolds(rt, sm);

@@ -5,8 +5,18 @@
 // is ever looked up. Where no browser can run (another platform, the package missing), the lookup
 // says why in one line and the browser suite skips.
 import { spawn } from "node:child_process";
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import {
+	createReadStream,
+	createWriteStream,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 import { createBrotliDecompress } from "node:zlib";
@@ -32,43 +42,64 @@ function npmPackage(): { dir: string; version: string } | undefined {
 	return { dir, version: pkg.version };
 }
 
-async function brotliTo(source: string, target: string, mode: number): Promise<void> {
-	await pipeline(createReadStream(source), createBrotliDecompress(), createWriteStream(target, { mode }));
+/** Where a read of the package's files comes from; a test slows it down to play a busy disk. */
+export type OpenSource = (path: string) => Readable;
+
+async function brotliTo(open: OpenSource, source: string, target: string, mode: number): Promise<void> {
+	await pipeline(open(source), createBrotliDecompress(), createWriteStream(target, { mode }));
 }
 
-/** Unpack a .tar.br into `dir` (tar from the system: this path runs on Linux only). */
-async function untarBrotli(source: string, dir: string): Promise<void> {
-	const tar = spawn("tar", ["-x", "-C", dir], { stdio: ["pipe", "ignore", "pipe"] });
+/**
+ * Unpack a .tar.br into `dir` (tar from the system: this path runs on Linux only). The archive is
+ * decompressed whole to a file first and tar reads that file: tar stops reading at its end-of-archive
+ * marker and exits, and a stream still being piped into its stdin then fails ("Premature close").
+ */
+async function untarBrotli(open: OpenSource, source: string, dir: string): Promise<void> {
+	const tarFile = join(dir, ".unpack.tar");
+	await brotliTo(open, source, tarFile, 0o600);
+	const tar = spawn("tar", ["-x", "-f", tarFile, "-C", dir], { stdio: ["ignore", "ignore", "pipe"] });
 	let stderr = "";
 	tar.stderr.on("data", (d) => {
 		stderr += String(d);
 	});
-	const exited = new Promise<number | null>((resolve, reject) => {
+	const code = await new Promise<number | null>((resolve, reject) => {
 		tar.on("error", reject);
 		tar.on("close", resolve);
 	});
-	await pipeline(createReadStream(source), createBrotliDecompress(), tar.stdin);
-	const code = await exited;
+	rmSync(tarFile, { force: true });
 	if (code !== 0) throw new Error(`tar -x of ${source} failed (exit ${code}): ${stderr.trim()}`);
 }
 
-/** The unpacked browser for this package version: made once, atomically (a whole folder renamed in). */
-async function unpacked(pkg: { dir: string; version: string }): Promise<string> {
-	const dir = join(CACHE, pkg.version);
+export interface UnpackSource {
+	/** The package's root folder (its `bin/` holds chromium.br and al2023.tar.br). */
+	dir: string;
+	version: string;
+}
+
+/**
+ * The unpacked browser for this package version in `cache`: made once, atomically. Each unpack
+ * works in a folder of its own and renames it in whole, so unpacks running at once (test workers,
+ * two checkouts' runs) never see each other's half-written files; the first rename wins and the
+ * others' folders are dropped.
+ */
+export async function unpackChromium(
+	pkg: UnpackSource,
+	cache: string = CACHE,
+	open: OpenSource = (path) => createReadStream(path),
+): Promise<string> {
+	const dir = join(cache, pkg.version);
 	if (existsSync(join(dir, "chromium"))) return dir;
-	mkdirSync(CACHE, { recursive: true });
-	const temp = `${dir}.tmp-${process.pid}`;
-	rmSync(temp, { recursive: true, force: true });
-	mkdirSync(temp);
+	mkdirSync(cache, { recursive: true });
+	const temp = mkdtempSync(`${dir}.tmp-`);
 	try {
 		const bin = join(pkg.dir, "bin");
-		await brotliTo(join(bin, "chromium.br"), join(temp, "chromium"), 0o755);
+		await brotliTo(open, join(bin, "chromium.br"), join(temp, "chromium"), 0o755);
 		// libnss3 and friends, built for the binary: a machine without a system browser lacks them.
-		await untarBrotli(join(bin, "al2023.tar.br"), temp);
+		await untarBrotli(open, join(bin, "al2023.tar.br"), temp);
 		renameSync(temp, dir);
 	} catch (err) {
 		rmSync(temp, { recursive: true, force: true });
-		// Another process may have won the race; its folder is as good as ours.
+		// Another unpack won the race (the rename finds its folder in place); its folder is as good as ours.
 		if (existsSync(join(dir, "chromium"))) return dir;
 		throw err;
 	}
@@ -90,7 +121,7 @@ export async function findChromium(env: NodeJS.ProcessEnv = process.env): Promis
 	}
 	const pkg = npmPackage();
 	if (!pkg) return { ok: false, reason: `${NPM_CHROMIUM} is not installed (npm ci installs it); or set CHROMIUM_PATH` };
-	const dir = await unpacked(pkg);
+	const dir = await unpackChromium(pkg);
 	const lib = join(dir, "lib");
 	return {
 		ok: true,

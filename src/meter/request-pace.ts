@@ -1,0 +1,91 @@
+// The pace of the session as its requests show it: how much each request adds to the window, when
+// the last one went out, and whether the provider's prompt cache still holds it. Fed by every
+// request as it is sent and by the usage the provider reports back; read by the commit policy.
+
+/** Pi's default retention when a model declares no cache lifetime: five minutes. */
+export const DEFAULT_CACHE_TTL_SECONDS = 300;
+
+/** Weight of the newest request in the growth average: the session's recent pace counts most. */
+const GROWTH_WEIGHT = 0.3;
+
+/** The prompt cache lifetime of a model (its `promptCache.short`, seconds), or Pi's default. */
+export function cacheTtlSeconds(model: unknown): number {
+	const pc = (model as { promptCache?: { short?: unknown } } | undefined)?.promptCache;
+	const s = pc?.short;
+	return typeof s === "number" && Number.isFinite(s) && s > 0 ? s : DEFAULT_CACHE_TTL_SECONDS;
+}
+
+export type CacheVerdict =
+	| { state: "warm" }
+	| { state: "cold"; why: "expired"; idleSeconds: number; ttlSeconds: number }
+	| { state: "cold"; why: "no cache reads" };
+
+export class RequestPace {
+	readonly #now: () => number;
+	#growth: number | undefined;
+	#lastTokens: number | undefined;
+	/** When the last request went out, or Pi last refreshed its cache entry (ms). */
+	#lastAt: number | undefined;
+	/** Consecutive requests whose usage read nothing from the cache although the one before could be read. */
+	#unread = 0;
+
+	constructor(now: () => number = Date.now) {
+		this.#now = now;
+	}
+
+	/** Now, by the clock the pace is kept with. */
+	now(): number {
+		return this.#now();
+	}
+
+	/**
+	 * A request as it goes out: `tokens` its calibrated size; `appended` whether it is the previous
+	 * one plus new messages (only those measure growth: a commit's request is smaller, not slower).
+	 */
+	sent(tokens: number, appended: boolean): void {
+		if (appended && this.#lastTokens !== undefined && tokens >= this.#lastTokens) {
+			const step = tokens - this.#lastTokens;
+			this.#growth = this.#growth === undefined ? step : this.#growth + GROWTH_WEIGHT * (step - this.#growth);
+		}
+		this.#lastTokens = tokens;
+		this.#lastAt = this.#now();
+	}
+
+	/** The provider's usage of a request: did it read anything back from the cache? */
+	usage(usage: unknown): void {
+		const u = usage as { cacheRead?: unknown; cacheWrite?: unknown; input?: unknown } | undefined;
+		if (typeof u !== "object" || u === null) return;
+		const read = typeof u.cacheRead === "number" ? u.cacheRead : 0;
+		const fresh = (typeof u.input === "number" ? u.input : 0) + (typeof u.cacheWrite === "number" ? u.cacheWrite : 0);
+		if (read > 0) this.#unread = 0;
+		else if (fresh > 0) this.#unread++;
+	}
+
+	/** Pi refreshed the cache entry of the last request while idle. */
+	warmed(): void {
+		if (this.#lastAt !== undefined) this.#lastAt = this.#now();
+	}
+
+	/** Tokens a request adds to the window, on average lately; undefined before two requests. */
+	get growth(): number | undefined {
+		return this.#growth;
+	}
+
+	/** When the last request went out (or was refreshed), ms by the pace's clock. */
+	get lastAt(): number | undefined {
+		return this.#lastAt;
+	}
+
+	/**
+	 * What the cache holds for the next request: cold when the last request is older than the cache
+	 * lifetime, or when the provider read nothing back on two requests in a row (the second repeated
+	 * the first's prefix: a provider that caches would have read it, so this one does not cache).
+	 */
+	cache(ttlSeconds: number): CacheVerdict {
+		if (this.#unread >= 2) return { state: "cold", why: "no cache reads" };
+		if (this.#lastAt === undefined) return { state: "warm" };
+		const idleSeconds = (this.#now() - this.#lastAt) / 1000;
+		if (idleSeconds > ttlSeconds) return { state: "cold", why: "expired", idleSeconds, ttlSeconds };
+		return { state: "warm" };
+	}
+}

@@ -1,0 +1,70 @@
+// Whether a boundary commits, and how much: the person's fixed band when they set one (or when the
+// model's card cannot price a commit), else the cost model (cost-model.ts) over the marks outside
+// the raw working set (working-set.ts). Pure: the runtime measures, this decides, the commit applies.
+import { commitNeed, type Occupancy } from "../meter/occupancy.ts";
+import type { Thresholds } from "../vocabulary.ts";
+import { type CacheRates, type CacheState, type CommitDecision, decideCommit } from "./cost-model.ts";
+
+/** A pending mark as the policy weighs it, stalest first. */
+export interface WeighedMark {
+	/** One past the mark's last position in the context. */
+	end: number;
+	/** Calibrated tokens it would free. */
+	freed: number;
+	/** Calibrated tokens of the window from its first entry on. */
+	prefixRewritten: number;
+	/** Whether the commit may choose it on its own (not unstorable, not damaged). */
+	choosable: boolean;
+}
+
+export interface PolicyInput {
+	thresholds: Thresholds;
+	/** The cost model decides (no band was set) and the model's card gives these rates. */
+	rates: CacheRates | undefined;
+	cache: CacheState;
+	occupancy: Occupancy;
+	marks: readonly WeighedMark[];
+	/** The first position of the raw working set. */
+	workingSetStart: number;
+	/** Calibrated tokens a request adds, measured; undefined before two requests. */
+	growth: number | undefined;
+}
+
+export interface PolicyOutcome {
+	/** Calibrated tokens the commit must free; 0: no commit at this boundary. */
+	need: number;
+	/** Marks ending after this position are not chosen (the working set); undefined: any mark. */
+	eligibleEnd?: number;
+	/** The cost model's reckoning, when it decided. */
+	cost?: CommitDecision & { freed: number; rewrite: number; growth: number };
+}
+
+/** Before the session has a pace of its own: a request adds about this share of the budget. */
+const GROWTH_SHARE_UNMEASURED = 0.02;
+
+export function commitPolicy(input: PolicyInput): PolicyOutcome {
+	const { thresholds, rates, occupancy } = input;
+	if (!rates) return { need: commitNeed(occupancy, thresholds) };
+	const eligible = input.marks.filter((m) => m.choosable && m.end <= input.workingSetStart);
+	const freed = eligible.reduce((s, m) => s + m.freed, 0);
+	// The stalest eligible mark is the first changed entry: everything from it on is re-sent.
+	const first = eligible.reduce((most, m) => Math.max(most, m.prefixRewritten), 0);
+	const rewrite = Math.max(0, first - freed);
+	const growth = input.growth ?? Math.ceil(GROWTH_SHARE_UNMEASURED * occupancy.budget);
+	const cap = Math.ceil(thresholds.maxTarget * occupancy.budget);
+	const decision = decideCommit({
+		rates,
+		cache: input.cache,
+		tokens: occupancy.tokens,
+		cap,
+		freed,
+		rewrite,
+		growth,
+		minFreed: Math.ceil(thresholds.minFoldChars / 4),
+	});
+	const cost = { ...decision, freed, rewrite, growth };
+	if (!decision.commit) return { need: 0, cost };
+	// At the cap with too little outside the working set, the budget wins: the band's fold, any mark.
+	if (occupancy.tokens - freed >= cap) return { need: commitNeed(occupancy, thresholds), cost };
+	return { need: Math.max(1, freed), eligibleEnd: input.workingSetStart, cost };
+}
