@@ -5,7 +5,7 @@
 // a turn boundary, and the whole transcript unfolded is usually far past the serving budget that
 // pi-fold's fence holds every request to.
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FoldHandle } from "../operations/view.ts";
@@ -32,6 +32,18 @@ function shellWord(text: string): string {
 	return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
+/**
+ * How to run this copy's command: its built bin, else its source (a checkout Pi installed from git
+ * is never built; Node runs TypeScript, except under node_modules), else by name.
+ */
+function commandOf(own: { root: string; bin: string } | undefined): string {
+	if (!own) return "pi-fold";
+	if (existsSync(own.bin)) return `node ${shellWord(own.bin)}`;
+	const source = join(own.root, "src/replay/bin.ts");
+	if (existsSync(source) && !own.root.split(sep).includes("node_modules")) return `node ${shellWord(source)}`;
+	return `pi-fold (this copy is not built: \`npm run build\` in ${shellWord(own.root)} first)`;
+}
+
 export function runFoldLeave(handle: FoldHandle, ctx: Pick<ExtensionContext, "sessionManager">): CommandAnswer {
 	const file = ctx.sessionManager.getSessionFile();
 	if (!file) {
@@ -40,11 +52,7 @@ export function runFoldLeave(handle: FoldHandle, ctx: Pick<ExtensionContext, "se
 			level: "info",
 		};
 	}
-	const own = ownBin();
-	const command =
-		own && existsSync(own.bin)
-			? `node ${shellWord(own.bin)}`
-			: `pi-fold${own ? ` (this copy is not built: \`npm run build\` in ${shellWord(own.root)} first)` : ""}`;
+	const command = commandOf(ownBin());
 	const evidence = handle.get()?.status().evidence?.dir;
 	const lines = [
 		"To leave pi-fold with this session reading the same without it:",

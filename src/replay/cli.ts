@@ -28,8 +28,17 @@ import { appendToSession, hasWork, planUnfold, unfoldEntries, unfoldSummary } fr
  */
 const NODE_ENTRY: string = "pi-fold/node";
 
+/** The bindings' source, for this file run as source in a checkout never built (Pi's git install). */
+const SOURCE_NODE_ENTRY: string = new URL("../../bindings/node.ts", import.meta.url).href;
+
 async function loadCore(): Promise<PiFoldCore> {
-	const entry = (await import(NODE_ENTRY)) as { nodeCore(): PiFoldCore };
+	let entry: { nodeCore(): PiFoldCore };
+	try {
+		entry = await import(NODE_ENTRY);
+	} catch (err) {
+		if (!import.meta.url.endsWith(".ts") || (err as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw err;
+		entry = await import(SOURCE_NODE_ENTRY);
+	}
 	return entry.nodeCore();
 }
 
