@@ -49,6 +49,17 @@ const HOST_PACKAGES = [
 ];
 /** Every script npm runs on its own during an install (of this package or of a project holding it). */
 const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepare", "preprepare", "postprepare"];
+/** PATH without any `pi` (npm test puts the repo's node_modules/.bin, which has one, on it). */
+const PATH_WITHOUT_PI = [dirname(process.execPath), ...(process.env.PATH ?? "").split(":")]
+	.filter((dir) => dir !== "" && !existsSync(join(dir, "pi")))
+	.join(":");
+
+/** A folder holding a `pi` launcher as `npm install -g` makes one: a link to the bin of Pi's package. */
+function piLauncherDir(): string {
+	const dir = tempDir("pi-bin");
+	symlinkSync(PI_CLI, join(dir, "pi"));
+	return dir;
+}
 
 const timings: string[] = [];
 async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
@@ -194,6 +205,16 @@ describe("`pi install npm:pi-fold@file:<abs .tgz>` (npm installs the tarball int
 		const result = await timed("pi -p (npm route)", () => askStatus(env, work));
 		expectAnsweredFrom(result, installed, env);
 	}, 60_000);
+
+	it("the `pi-fold` bin in Pi's npm folder replays a session, on the Pi that `pi` on PATH leads to", async () => {
+		const rec = await recordedFold();
+		const bin = join(agentDir, "npm/node_modules/.bin/pi-fold");
+		const args = ["replay", rec.file, "--json", "--window", String(FOLD_WINDOW), "--budget", String(FOLD_BUDGET)];
+		const path = `${PATH_WITHOUT_PI}:${piLauncherDir()}`;
+		const r = await run(bin, args, { cwd: work, env: { ...env, PATH: path }, timeoutMs: 120_000 });
+		expect(r.code, show(r)).toBe(0);
+		expect(policy(JSON.parse(r.stdout) as ReplayResult, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
+	}, 120_000);
 });
 
 describe("`pi install /path/to/pi-fold` (a local folder, loaded where it is)", () => {
@@ -328,10 +349,7 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 });
 
 describe("the installed `pi-fold` command, in a clean folder with no host packages", () => {
-	// PATH without any `pi` (npm test puts the repo's node_modules/.bin, which has one, on it).
-	const pathWithoutPi = [dirname(process.execPath), ...(process.env.PATH ?? "").split(":")]
-		.filter((dir) => dir !== "" && !existsSync(join(dir, "pi")))
-		.join(":");
+	const pathWithoutPi = PATH_WITHOUT_PI;
 	let project = "";
 	let bin = "";
 	let rec: Recording;
@@ -359,10 +377,7 @@ describe("the installed `pi-fold` command, in a clean folder with no host packag
 
 	it("`pi-fold replay` runs on the Pi that `pi` on PATH leads to, says so, and replays as from a clone", async () => {
 		for (const host of HOST_PACKAGES) expect(existsSync(join(project, "node_modules", host)), host).toBe(false);
-		// A `pi` launcher as `npm install -g` makes one: a link to the bin of Pi's package.
-		const piBin = tempDir("pi-bin");
-		symlinkSync(PI_CLI, join(piBin, "pi"));
-		const env = { ...childEnv(piEnv()), PATH: `${pathWithoutPi}:${piBin}` };
+		const env = { ...childEnv(piEnv()), PATH: `${pathWithoutPi}:${piLauncherDir()}` };
 		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
 		expect(r.code, show(r)).toBe(0);
 		const piDir = realpathSync(join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent"));

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
+import { hostVersionProblem } from "../src/replay/host-library.ts";
 import { nodeVersionProblem } from "../src/replay/launch-check.ts";
 import type { ReplayResult } from "../src/replay/replay.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
@@ -264,5 +265,17 @@ describe("the CLI", () => {
 		expect(r).toEqual({ code: 1, stdout: "", stderr: `pi-fold: needs Node >= 22.19 (found ${old.version})\n` });
 		// --version needs nothing newer.
 		expect((await run(old.path, [BUILT_BIN, "--version"], { cwd: REPO_ROOT, env: ENV })).code).toBe(0);
+	});
+});
+
+describe("the Pi the replay runs on", () => {
+	it("one older than pi-fold needs is refused by name, with the command that updates it", () => {
+		const at = (version: string) => hostVersionProblem({ dir: "/opt/pi", version, via: "path" });
+		expect(at("1.5.9")).toBe(
+			"the Pi found at /opt/pi is 1.5.9; the replay needs Pi 1.6.0 or later: update it (npm install -g @earendil-works/pi-coding-agent)",
+		);
+		expect(at("0.9.0")).toContain("is 0.9.0");
+		for (const ok of ["1.6.0", "1.6.1", "1.10.0", "2.0.0", "1.7.0-beta.1", "unknown"])
+			expect(at(ok), ok).toBeUndefined();
 	});
 });

@@ -3,16 +3,18 @@
 // trip: a session folded by pi-fold inside a real Pi (faux model), unfolded, then reopened by Pi
 // alone (no pi-fold loaded): the request the model receives holds every original and nothing of
 // pi-fold's (no brief, no notice, no mention of its tool).
-import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { fauxAssistantMessage, fauxText } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { WORKLOAD_ROOT } from "../harness/workload.ts";
+import { registerPiFold } from "../src/index.ts";
 import { FOLD_TOOL_NAME, RECORD_TYPE } from "../src/vocabulary.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
-import { recordedFold } from "./helpers/replay-recordings.ts";
+import { recordingUi } from "./helpers/recording-ui.ts";
+import { FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
 
 const CLI = fileURLToPath(new URL("../src/replay/cli.ts", import.meta.url));
 const ENV = childEnv(piEnv());
@@ -128,6 +130,62 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		expect(again.code, again.stderr).toBe(0);
 		expect(again.stdout).toContain("nothing to unfold");
 		expect(readFileSync(file).equals(grown)).toBe(true);
+	}, 60_000);
+});
+
+describe("/fold-leave: the way out, asked inside Pi", () => {
+	it("names the unfold command for this session; run as given with Pi closed, Pi alone reads the originals", async () => {
+		const file = copySession(recorded);
+		const h = await makeSession({
+			open: file,
+			sessionDir: dirname(file),
+			cwd: WORKLOAD_ROOT,
+			extensions: [(pi) => void registerPiFold(pi, { providerInputBudget: FOLD_BUDGET })],
+		});
+		const { ui, notes } = recordingUi();
+		try {
+			await h.session.bindExtensions({ uiContext: ui, mode: "tui" });
+			await h.session.prompt("/fold-leave");
+		} finally {
+			h.dispose(); // quit Pi, as the answer says
+		}
+		expect(h.captured).toEqual([]);
+		const answer = notes.find((n) => n.message.startsWith("To leave pi-fold"));
+		expect(answer?.type).toBe("info");
+		const line = answer?.message.split("\n").find((l) => /^ {2}2\. node /.test(l));
+		expect(line, answer?.message).toBeDefined();
+		const command = (line as string).replace(/^ {2}2\. /, "");
+		expect(command).toContain(`unfold ${file}`);
+		const r = await run("sh", ["-c", command], { cwd: REPO_ROOT, env: ENV });
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stdout).toContain("The session now reads the same without pi-fold.");
+		const view = JSON.stringify((await modelView(file)).filter((m) => (m as { role: string }).role !== "system"));
+		expect(view).not.toContain(FOLD_TOOL_NAME);
+	}, 120_000);
+});
+
+describe("a checkout that was never built (Pi's git install)", () => {
+	it("/fold-leave names the command's source, and Node runs it: the session unfolds", async () => {
+		// What a git install holds: the sources, the committed core, runtime dependencies; no dist/.
+		const copy = tempDir("unbuilt");
+		for (const part of ["src", "bindings", "wasm", "package.json"])
+			cpSync(join(REPO_ROOT, part), join(copy, part), { recursive: true });
+		symlinkSync(join(REPO_ROOT, "node_modules"), join(copy, "node_modules"));
+		const file = copySession(recorded);
+		const leave = (await import(
+			pathToFileURL(join(copy, "src/commands/fold-leave.ts")).href
+		)) as typeof import("../src/commands/fold-leave.ts");
+		const answer = leave.runFoldLeave(
+			{ get: () => undefined } as never,
+			{
+				sessionManager: { getSessionFile: () => file },
+			} as never,
+		);
+		const line = answer.text.split("\n").find((l) => /^ {2}2\. node /.test(l));
+		expect(line, answer.text).toBe(`  2. node ${join(copy, "src/replay/bin.ts")} unfold ${file}`);
+		const r = await run("sh", ["-c", (line as string).replace(/^ {2}2\. /, "")], { cwd: copy, env: ENV });
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stdout).toContain("The session now reads the same without pi-fold.");
 	}, 60_000);
 });
 

@@ -1,4 +1,4 @@
-// The person's commands on folds: /fold, /fold-status, /fold-search and /fold-editor.
+// The person's commands on folds: /fold, /fold-status, /fold-search, /fold-editor and /fold-leave.
 // /fold-settings registers itself (fold-settings.ts). Every handler answers through say.ts (the UI,
 // or the terminal in print mode), redraws the fold bar after a change, and never throws.
 
@@ -8,6 +8,7 @@ import type { FoldBar } from "../ui/fold-bar.ts";
 import { openFoldEditor } from "../ui/fold-editor-command.ts";
 import { errorMessage } from "../vocabulary.ts";
 import { FOLD_COMMAND, FOLD_TIMING, FOLD_TIMING_IDLE, foldCompletions, runFold } from "./fold.ts";
+import { FOLD_LEAVE_COMMAND, runFoldLeave } from "./fold-leave.ts";
 import { FOLD_SEARCH_COMMAND, runFoldSearch } from "./fold-search.ts";
 import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
 import { say } from "./say.ts";
@@ -51,6 +52,14 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: FoldHandle, bar?
 		handler: (_args, ctx) =>
 			guarded(FOLD_STATUS_COMMAND, ctx, () => {
 				const answer = runFoldStatus(runtime, ctx);
+				say(ctx, answer.text, answer.level);
+			}),
+	});
+	pi.registerCommand(FOLD_LEAVE_COMMAND, {
+		description: "How to leave pi-fold: the command that unfolds this session for a Pi without it, and what to delete",
+		handler: (_args, ctx) =>
+			guarded(FOLD_LEAVE_COMMAND, ctx, () => {
+				const answer = runFoldLeave(runtime, ctx);
 				say(ctx, answer.text, answer.level);
 			}),
 	});

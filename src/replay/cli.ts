@@ -1,8 +1,9 @@
-// The `pi-fold` command (bin.ts checks the Node version first; `npm run replay -- <file>` from the
-// repo). Exit codes: 0 done, 1 the input cannot be replayed (a missing, empty, truncated or non-Pi
-// file, a bad price card, an unknown model without --window) or the Node is too old, 2 bad usage, 3 an
-// internal error. Bad input is told in one message naming the file and line, never with a stack trace
-// (PI_FOLD_DEBUG=1 shows one for internal errors).
+// The `pi-fold` command: `replay`, and `peek` and `unfold` (which read a session file without Pi).
+// bin.ts checks the Node version first; `npm run replay -- <file>` from the repo. Exit codes: 0
+// done, 1 the input cannot be used (a missing, empty, truncated or non-Pi file, a bad price card,
+// an unknown model without --window, no Pi for the replay, an unknown or damaged fold) or the Node
+// is too old, 2 bad usage, 3 an internal error. Bad input is told in one message naming the file
+// and line, never with a stack trace (PI_FOLD_DEBUG=1 shows one for internal errors).
 import { statSync } from "node:fs";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { loadPriceCardFile, PriceCardError } from "../report/price-card.ts";
@@ -27,8 +28,17 @@ import { appendToSession, hasWork, planUnfold, unfoldEntries, unfoldSummary } fr
  */
 const NODE_ENTRY: string = "pi-fold/node";
 
+/** The bindings' source, for this file run as source in a checkout never built (Pi's git install). */
+const SOURCE_NODE_ENTRY: string = new URL("../../bindings/node.ts", import.meta.url).href;
+
 async function loadCore(): Promise<PiFoldCore> {
-	const entry = (await import(NODE_ENTRY)) as { nodeCore(): PiFoldCore };
+	let entry: { nodeCore(): PiFoldCore };
+	try {
+		entry = await import(NODE_ENTRY);
+	} catch (err) {
+		if (!import.meta.url.endsWith(".ts") || (err as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw err;
+		entry = await import(SOURCE_NODE_ENTRY);
+	}
 	return entry.nodeCore();
 }
 
