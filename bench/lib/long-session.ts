@@ -17,10 +17,10 @@ import type { PiFoldCore } from "../../bindings/index.ts";
 import { rng, WORKLOAD_ROOT, workloadPlan } from "../../harness/workload.ts";
 import type { FoldLattice } from "../../src/lattice/index.ts";
 import { FoldLattice as Lattice } from "../../src/lattice/index.ts";
-import { planCommit } from "../../src/policy/commit-plan.ts";
+import { commitOps, foldsOf, planCommit } from "../../src/policy/commit-plan.ts";
 import { DEFAULT_THRESHOLDS } from "../../src/policy/thresholds.ts";
 import { type ContextEntries, contextEntriesOf } from "../../src/session/context-entries.ts";
-import type { RecordIndex } from "../../src/session/persist.ts";
+import { persistFolds, type RecordIndex } from "../../src/session/persist.ts";
 import { FoldStore } from "../../src/store/index.ts";
 import { RECORD_TYPE } from "../../src/vocabulary.ts";
 
@@ -144,7 +144,7 @@ export async function generateLongSession(core: PiFoldCore, opts: LongSessionOpt
 	if (!created.ok) throw new Error(created.reason);
 	let lattice: FoldLattice = created.lattice;
 	const context: ContextEntries = first;
-	let records: RecordIndex = new Map();
+	const records: RecordIndex = new Map();
 	/** The latest edit of each entry, as Pi applies them. */
 	const latestEdit = new Map<string, string>();
 	let stages = 0;
@@ -211,13 +211,11 @@ export async function generateLongSession(core: PiFoldCore, opts: LongSessionOpt
 		}
 		if (lattice.folds().length >= opts.folds) break;
 		const projection = buildSessionProjection(w.entries, w.leaf, w.byId);
-		const planned = await planCommit({
+		const planned = planCommit({
 			core,
 			lattice,
 			context,
 			projection: projection.entries,
-			store,
-			records,
 			thresholds: DEFAULT_THRESHOLDS,
 			need: 1,
 			ratio: 1,
@@ -225,7 +223,7 @@ export async function generateLongSession(core: PiFoldCore, opts: LongSessionOpt
 		});
 		if (!planned.ok) throw new Error(`commit ${commits}: ${planned.reason}`);
 		const { plan } = planned;
-		if (plan.skipped.length > 0) throw new Error(`commit ${commits} skipped ${plan.skipped.length} folds`);
+		persistFolds(plan.lattice, store, context, foldsOf(plan), records);
 		for (const d of plan.drafts) {
 			const key = replacementKey(d.replacement);
 			if (latestEdit.get(d.targetId) === key) {
@@ -236,9 +234,8 @@ export async function generateLongSession(core: PiFoldCore, opts: LongSessionOpt
 			w.append({ type: "context_edit", targetId: d.targetId, replacement: d.replacement });
 			contextEdits++;
 		}
-		for (const op of plan.ops) w.append({ type: "custom", customType: RECORD_TYPE, data: op });
+		for (const op of commitOps(plan, records)) w.append({ type: "custom", customType: RECORD_TYPE, data: op });
 		lattice = plan.lattice;
-		records = plan.records;
 		commits++;
 	}
 	w.flush();
