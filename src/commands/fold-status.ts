@@ -5,6 +5,7 @@
 // the agent's `pi_fold_context status` keeps every internal counter.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { CompositionCache, windowComposition } from "../operations/composition.ts";
+import { policyLines } from "../operations/policy-lines.ts";
 import { problemLines, type RuntimeStatus } from "../operations/status.ts";
 import type { FoldHandle } from "../operations/view.ts";
 import { barFigures } from "../ui/fold-bar.ts";
@@ -41,7 +42,11 @@ export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): Comman
 	const lines = [
 		`pi-fold: ${windowText(figure)}`,
 		`  the window is what the next request sends the model; ${formatTokens(a.budget)} is pi-fold's budget for it (${budgetWhy(status)})`,
-		`  at ${percentOf(a.commitAt, a.budget)} pi-fold commits: it folds pending marks until the window is back near ${percentOf(a.landAt, a.budget)}`,
+		...(status.policy.policy === "cost"
+			? policyLines(status.policy, status.thresholds.rawBatches).map((l) => `  ${l}`)
+			: [
+					`  at ${percentOf(a.commitAt, a.budget)} pi-fold commits: it folds pending marks until the window is back near ${percentOf(a.landAt, a.budget)}`,
+				]),
 	];
 
 	const shown = lattice.window().flatMap((item) => {
