@@ -75,6 +75,8 @@ export async function planBatch(deps: CommitDeps, open: Open, req: PlanRequest):
 	const base = open.lattice;
 	const prewritten: PrewrittenLeaves = (hashes) => deps.prewriter.durable(open.store, hashes);
 	const skipped: SkippedFold[] = [];
+	// The plan writes the marks' briefs it makes into a copy: the session keeps them only if it goes on.
+	const markBriefs = new Map(open.markBriefs);
 	for (let attempt = 0; attempt < MAX_PLANS; attempt++) {
 		const planned = planCommit({
 			core: deps.core,
@@ -89,7 +91,7 @@ export async function planBatch(deps: CommitDeps, open: Open, req: PlanRequest):
 			unstorable: open.unstorable,
 			refused: new Set(skipped.map((f) => f.id)),
 			damaged: open.damaged,
-			markBriefs: open.markBriefs,
+			markBriefs,
 			entryTokens: deps.meter.entryTokens,
 		});
 		if (!planned.ok) return { ok: false, reason: `nothing folded: ${planned.reason}${refusals(skipped)}` };
@@ -99,6 +101,8 @@ export async function planBatch(deps: CommitDeps, open: Open, req: PlanRequest):
 			return { ok: false, reason: "the session moved during the store writes" };
 		}
 		if (stored.refused.length === 0) {
+			open.markBriefs.clear();
+			for (const [id, brief] of markBriefs) open.markBriefs.set(id, brief);
 			// Folds that could not be stored: named, and not chosen again.
 			for (const f of skipped) {
 				open.unstorable.set(f.id, f.reason);
