@@ -26,6 +26,7 @@ const COLS = 110;
 const ROWS = 60;
 const DONE = "Done: surveyed the package in";
 const BAR = /pi-fold ▕[^▏]*▏ \d+% of/;
+const CANCELLED = "Auto-compaction cancelled";
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 type Cell = NonNullable<ReturnType<NonNullable<ReturnType<Terminal["buffer"]["active"]["getLine"]>>["getCell"]>>;
@@ -156,14 +157,19 @@ async function main(): Promise<void> {
 		await sleep(500); // let the last redraw land
 		await written;
 		const page = await browser.newPage({ deviceScaleFactor: 1 });
-		await page.setContent(screenHtml(term, last?.(screenText(term))));
+		const lastRow = last?.(screenText(term)) ?? -1;
+		await page.setContent(screenHtml(term, lastRow >= 0 ? lastRow : undefined));
 		await page.locator(".screen").screenshot({ path: join(OUT, name) });
 		await page.close();
 		console.log(`wrote docs/images/${name}`);
 	};
 	try {
 		mkdirSync(OUT, { recursive: true });
-		await waitFor((rows) => rows.some((r) => r.includes(DONE)) && rows.some((r) => BAR.test(r)), "the settled run");
+		// Settled: the bar drawn, and Pi's compaction check after the last turn declined below the last line.
+		await waitFor((rows) => {
+			const done = rows.findIndex((r) => r.includes(DONE));
+			return done >= 0 && rows.some((r) => BAR.test(r)) && rows.findLastIndex((r) => r.includes(CANCELLED)) > done;
+		}, "the settled run");
 		await shoot("tui.png");
 		child.stdin.write("/fold-editor");
 		await sleep(300);
