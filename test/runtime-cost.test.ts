@@ -14,7 +14,10 @@ import {
 } from "../harness/workload.ts";
 import { runFoldStatus } from "../src/commands/fold-status.ts";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../src/index.ts";
+import { Meter, type Model } from "../src/meter/meter.ts";
+import { occupancyOf } from "../src/meter/occupancy.ts";
 import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
+import { CommitTiming } from "../src/runtime/commit-timing.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { runtimeLines } from "../src/tool/status.ts";
 
@@ -102,6 +105,31 @@ describe("no band set, a card with cache prices: the cost model decides", () => 
 		const text = runtimeLines(rt.status()).join("\n");
 		expect(text).toContain("policy: cost model");
 		expect(text).toMatch(/last reckoning \(after turn \d+\): (committed|waited): /);
+	});
+});
+
+describe("Pi's idle cache refresh", () => {
+	it("is stopped when the next boundary commits anyway, and let go (keeping the cache warm) when not", async () => {
+		const { h, rt } = await run({});
+		try {
+			const open = rt.view;
+			const model = h.session.model as Model;
+			if (!open || !model) throw new Error("no session");
+			const settings = { ...rt.settings, thresholds: { ...rt.settings.thresholds } };
+			const timing = new CommitTiming(new Meter(rt.core, settings), settings);
+			const budget = rt.budget(model);
+			if (!budget.ok) throw new Error(budget.reason);
+			// The window at its budget: whatever the prices, the next boundary commits.
+			expect(timing.prospect(open, occupancyOf(budget.budget, budget.budget), model)).toBe(true);
+			expect(timing.warming("warm")).toBe("stop");
+			expect(timing.status().warmingStopped).toBe(1);
+			// An empty window: nothing is due, Pi's refresh goes on.
+			expect(timing.prospect(open, occupancyOf(0, budget.budget), model)).toBe(false);
+			expect(timing.warming("warm")).toBeUndefined();
+			expect(timing.status().warmingStopped).toBe(1);
+		} finally {
+			h.dispose();
+		}
 	});
 });
 
