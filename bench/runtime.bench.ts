@@ -33,7 +33,8 @@ import {
 	type SweepSection,
 	sweepSection,
 } from "./lib/runtime-sections.ts";
-import { quantile, round } from "./lib/stats.ts";
+import type { SweepCommit } from "./lib/runtime-sweep.ts";
+import { round, spread } from "./lib/stats.ts";
 
 const STAGES = 64;
 const WARMUP_STAGES = 16;
@@ -75,12 +76,7 @@ function timeMethod<T extends object>(
 	};
 }
 
-interface CommitSample {
-	turn: number;
-	ms: number;
-	committed: number;
-	consolidated: number;
-	edits: number;
+interface CommitSample extends SweepCommit {
 	before: number;
 	after: number;
 	budget: number;
@@ -200,9 +196,7 @@ async function budgetSection() {
 	const ms = folded.handlerMs;
 	const perRequest = {
 		samples: ms.length,
-		medianMs: round(quantile(ms, 0.5)),
-		p95Ms: round(quantile(ms, 0.95)),
-		maxMs: round(Math.max(...ms)),
+		...spread(ms),
 		totalMs: round(ms.reduce((a, b) => a + b, 0)),
 	};
 	const commitMs = folded.commits.map((c) => c.ms);
@@ -238,9 +232,7 @@ async function budgetSection() {
 	const phases = [...folded.phases].map(([phase, xs]) => ({
 		phase,
 		calls: xs.length,
-		medianMs: round(quantile(xs, 0.5)),
-		p95Ms: round(quantile(xs, 0.95)),
-		maxMs: round(xs.length ? Math.max(...xs) : Number.NaN),
+		...spread(xs),
 	}));
 	for (const p of phases) {
 		console.log(

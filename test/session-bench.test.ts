@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plantValues } from "../bench/lib/recall-agent.ts";
 import { type ArmConfig, type ArmName, type ArmRun, runArm } from "../bench/lib/session-arms.ts";
-import { floorAnalysis } from "../bench/lib/session-compare.ts";
+import { floorAnalysis } from "../bench/lib/session-targets.ts";
 import { removeTempDirs } from "../harness/pi-harness.ts";
 import { summarizeArm } from "../src/report/arm-report.ts";
 import { renderRequestChart } from "../src/report/chart-svg.ts";

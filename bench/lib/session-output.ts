@@ -9,7 +9,8 @@ import { writeFileAtomic } from "../../src/replay/output.ts";
 import { renderRequestChart } from "../../src/report/chart-svg.ts";
 import { renderArmTable } from "../../src/report/table.ts";
 import type { ArmName, ArmRun } from "./session-arms.ts";
-import { ARMS, type SessionResult, usesDefaults } from "./session-compare.ts";
+import { ARMS } from "./session-arms.ts";
+import { type SessionResult, usesDefaults } from "./session-compare.ts";
 import { INDEX_BASELINE, recallSummary, recallText } from "./session-recall.ts";
 import { SCENARIOS } from "./session-scenarios.ts";
 

@@ -9,6 +9,7 @@ import { replayFile } from "../../src/replay/replay.ts";
 import type { IndexCoverage } from "../../src/report/index-coverage.ts";
 import type { ValueReport } from "./recall-agent.ts";
 import type { ArmRun } from "./session-arms.ts";
+import type { TargetResult } from "./session-targets.ts";
 
 export const RECALL_TARGETS = {
 	indexShare: 0.95,
@@ -62,22 +63,14 @@ export async function fixtureIndex(): Promise<IndexCoverage | undefined> {
 	return (await replayFile(FIXTURE_SESSION, nodeCore())).index;
 }
 
-export interface RecallTarget {
-	what: string;
-	measured: number;
-	needed: string;
-	met: boolean;
-	note?: string;
-}
-
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 export function recallTargets(
 	withSearch: ArmRun,
 	withoutSearch: ArmRun,
 	index: { workload?: IndexCoverage; fixture?: IndexCoverage },
-): RecallTarget[] {
-	const out: RecallTarget[] = [];
+): TargetResult[] {
+	const out: TargetResult[] = [];
 	const t = RECALL_TARGETS;
 	for (const [where, cov] of Object.entries(index)) {
 		if (!cov) continue;
