@@ -11,7 +11,7 @@ import { renderArmTable } from "../../src/report/table.ts";
 import type { ArmName, ArmRun } from "./session-arms.ts";
 import { ARMS } from "./session-arms.ts";
 import { type SessionResult, usesDefaults } from "./session-compare.ts";
-import { INDEX_BASELINE, recallSummary, recallText } from "./session-recall.ts";
+import { recallSummary, recallText } from "./session-recall.ts";
 import { SCENARIOS } from "./session-scenarios.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -280,7 +280,7 @@ export function resultJson(r: SessionResult, command: string) {
 			},
 			targets: r.recallTargets,
 		},
-		indexCoverage: { before: INDEX_BASELINE, workload: r.index.workload, fixture: r.index.fixture ?? null },
+		indexCoverage: { workload: r.index.workload, fixture: r.index.fixture ?? null },
 		health: r.health,
 	};
 }
