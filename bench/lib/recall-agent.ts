@@ -15,6 +15,12 @@
 // - what it found after calls is "recovered" (with the calls made and the tokens they added by then);
 //   what it could not find is "lost". Its final answer lists what it found; the bench checks it.
 // Summary requests (Pi's compaction) are answered wherever they occur, by the workload's own step.
+//
+// It reads as a careful model would, never worse: it knows the words to look for, misreads nothing
+// and always takes the next right step, so its recall is an upper bound for a model (RECALL_CAVEAT).
+// It leans on meaning, not on this project's phrasing: the question may be worded in several ways,
+// the planted line's separator and case may change, and the tool's answers are read by what they
+// carry (a line with the words and a stage, a `next` call, `@offset +bytes` items, an entry's role).
 import { createHash } from "node:crypto";
 import {
 	type AssistantMessage,
@@ -59,6 +65,11 @@ export function plantOption(values: readonly PlantedValue[]): (stage: number) =>
 	const byStage = new Map(values.map((v) => [v.stage, v.value]));
 	return (stage) => byStage.get(stage);
 }
+
+/** What the bench says beside the recall figures. */
+export const RECALL_CAVEAT =
+	"The recall agent is scripted: it knows the words to look for and never misreads an answer, so these " +
+	"figures are an upper bound for a model reading the same window and answers.";
 
 export function recallQuestion(values: readonly PlantedValue[]): string {
 	return (
@@ -107,28 +118,52 @@ function trailingToolResults(context: TranscriptContext): ToolAnswer[] {
 	return out;
 }
 
+/** The thing asked for, however the sentence is built: "a check value was printed", "bash printed a check value". */
+const ASKED_FOR = [
+	/\b(?:a|an|the|one|each)\s+([a-z][a-z -]*?)\s+(?:was|were|is|got|has been|had been)\s+(?:\w+\s+)?(?:printed|logged|shown|written|output|emitted|reported)\b/i,
+	/\b(?:printed|logged|showed|shown|wrote|output|emitted|reported)\s+(?:a|an|the|one)\s+([a-z][a-z -]*?)(?=\s+(?:at|in|on|for|during|when|each|every)\b|[,.;:]|$)/i,
+	/["`'“]([a-z][a-z -]*[a-z])["`'”]/i,
+];
+
 /** The question's words for what is asked, and the stages it names. */
 export function readQuestion(text: string): { words: string; stages: number[] } | undefined {
-	const m = /\ba ([a-z ]+?) was printed by \w+ at each of stages ([\d, ]+)/i.exec(text);
-	if (!m) return undefined;
-	return { words: m[1], stages: m[2].split(/[, ]+/).filter(Boolean).map(Number) };
+	// The phrase after its last article: "the survey a check value" asks for a "check value".
+	const phrase = ASKED_FOR.map((re) => re.exec(text)?.[1]).find((w) => w !== undefined);
+	const words = phrase?.split(/\s+(?:a|an|the|one|each)\s+/i).at(-1);
+	const lists = [...text.matchAll(/\bstages?\b\D{0,24}?(\d+(?:\s*(?:,|and|&|;)?\s*\d+)*)/gi)];
+	const stages = [...new Set(lists.flatMap((m) => (m[1].match(/\d+/g) ?? []).map(Number)))];
+	if (!words || stages.length === 0) return undefined;
+	return { words: words.trim(), stages };
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+/** The words as a pattern that allows other spacing, hyphens or underscores between them, any case. */
+function wordsPattern(words: string): string {
+	return words
+		.trim()
+		.split(/[\s_-]+/)
+		.map(escapeRe)
+		.join("[\\s_-]*");
+}
+
+/** A stage named on a line: "stage 12", "[Stage 12]", "stage #12", "stage: 12". */
+const STAGE_ON_LINE = /\bstage\s*[#:=]?\s*(\d+)\b/i;
+
 /** Lines holding the words: the stage each names and the token right after the words. */
 export function valuesIn(text: string, words: string): Map<number, string> {
 	const out = new Map<number, string>();
-	const re = new RegExp(`${escapeRe(words)}\\s*[:=]?\\s*([^\\s"'\`,;]+)`, "i");
+	const re = new RegExp(`${wordsPattern(words)}\\s*(?:[:=]|->|\\bis\\b|\\bwas\\b)?\\s*([^\\s"'\`,;]+)`, "i");
 	for (const line of text.split("\n")) {
 		const m = re.exec(line);
-		const stage = /\bstage (\d+)/i.exec(line);
-		if (m && stage && !out.has(Number(stage[1]))) out.set(Number(stage[1]), m[1]);
+		const stage = STAGE_ON_LINE.exec(line);
+		const value = m?.[1].replace(/[.)\]}>]+$/, "");
+		if (value && stage && !out.has(Number(stage[1]))) out.set(Number(stage[1]), value);
 	}
 	return out;
 }
 
-const STAGE_OR_FOLD = /\bf[0-9a-f]{10}\b|\bStage (\d+)\b/g;
+const STAGE_OR_FOLD = /\bf[0-9a-f]{10}\b|\bstage\s*[#:=]?\s*(\d+)\b/gi;
 
 /**
  * The stages the text ties to each fold: within one message, a "Stage k" belongs to the nearest
@@ -164,10 +199,29 @@ interface ContentsItem {
 function contentsOf(text: string): ContentsItem[] {
 	const out: ContentsItem[] = [];
 	for (const line of text.split("\n")) {
-		const m = /^@(\d+) \+(\d+) (.*)$/.exec(line);
+		const m = /^\s*@\s*(\d+)\s*\+\s*(\d+)\s+(.*)$/.exec(line);
 		if (m) out.push({ offset: Number(m[1]), bytes: Number(m[2]), text: m[3] });
 	}
 	return out;
+}
+
+/** The role an entry line of a peek's contents names first (assistant, toolResult, user), if any. */
+function roleOf(text: string): "assistant" | "toolResult" | "user" | undefined {
+	const m = /\b(assistant|tool ?result|user)\b/i.exec(text);
+	if (!m) return undefined;
+	const r = m[1].toLowerCase().replace(" ", "");
+	return r === "toolresult" ? "toolResult" : (r as "assistant" | "user");
+}
+
+/** The call a paged answer offers for its next page: a JSON object on a line led by "next". */
+function nextCall(text: string): ToolArgs | undefined {
+	const m = /^\s*next\b[^{\n]*(\{.*\})\s*$/im.exec(text);
+	if (!m) return undefined;
+	try {
+		return JSON.parse(m[1]) as ToolArgs;
+	} catch {
+		return undefined;
+	}
 }
 
 // ---- the scripted agent ----
@@ -296,15 +350,10 @@ class RecallRun {
 		}
 	}
 
+	/** A search page: the lines that name a stage and the words anywhere in it, and the call for the next page. */
 	absorbSearch(text: string, words: string): void {
-		// Each match's line, as the answer shows it ("   > …").
-		const lines = text
-			.split("\n")
-			.filter((l) => l.startsWith("   > "))
-			.join("\n");
-		this.note(valuesIn(lines, words), "search");
-		const next = /^next: (\{.*\})$/m.exec(text);
-		this.nextSearch = next ? (JSON.parse(next[1]) as ToolArgs) : undefined;
+		this.note(valuesIn(text, words), "search");
+		this.nextSearch = nextCall(text);
 	}
 
 	absorbPeek(text: string, words: string, c: Call): void {
@@ -317,10 +366,11 @@ class RecallRun {
 		this.learn(stagesByFold(items.map((i) => i.text)));
 		let stage: number | undefined;
 		for (const item of items) {
-			const s = /^entry \S+ assistant "Stage (\d+):/.exec(item.text);
-			if (s) stage = Number(s[1]);
-			else if (/^entry \S+ assistant/.test(item.text)) stage = undefined;
-			else if (stage !== undefined && /^entry \S+ toolResult bash/.test(item.text)) {
+			const role = roleOf(item.text);
+			if (role === "assistant") {
+				const s = STAGE_ON_LINE.exec(item.text);
+				stage = s ? Number(s[1]) : undefined;
+			} else if (stage !== undefined && role === "toolResult" && /\bbash\b/i.test(item.text)) {
 				this.goals.get(stage)?.results.push({ fold: c.fold, offset: item.offset, bytes: item.bytes });
 			}
 		}
@@ -367,7 +417,7 @@ class RecallRun {
 			return st && st.size > 0 ? [Math.min(...st), Math.max(...st)] : undefined;
 		};
 		for (const [parent, items] of this.contents) {
-			const kids = items.flatMap((i) => /^(f[0-9a-f]{10}) /.exec(i.text)?.[1] ?? []);
+			const kids = items.flatMap((i) => /^\s*(f[0-9a-f]{10})\b/.exec(i.text)?.[1] ?? []);
 			const before = kids.findLastIndex((k) => (range(k)?.[1] ?? Number.POSITIVE_INFINITY) < goal.stage);
 			const after = kids.findIndex((k, i) => i > before && (range(k)?.[0] ?? Number.NEGATIVE_INFINITY) > goal.stage);
 			const candidates = kids.slice(before + 1, after < 0 ? kids.length : after);
@@ -388,7 +438,8 @@ class RecallRun {
 		this.first = false;
 		this.question = readQuestion(texts.at(-1) ?? "");
 		if (!this.question) return;
-		this.note(valuesIn(texts.join("\n"), this.question.words));
+		// The question itself names the words and stages but holds no value.
+		this.note(valuesIn(texts.slice(0, -1).join("\n"), this.question.words));
 		for (const s of this.missing()) this.goals.set(s, { stage: s, opened: new Set(), results: [], read: new Set() });
 	}
 

@@ -8,6 +8,7 @@ import { DEFAULT_THRESHOLDS } from "../../src/policy/thresholds.ts";
 import { writeFileAtomic } from "../../src/replay/output.ts";
 import { renderRequestChart } from "../../src/report/chart-svg.ts";
 import { renderArmTable } from "../../src/report/table.ts";
+import { RECALL_CAVEAT } from "./recall-agent.ts";
 import type { ArmName, ArmRun } from "./session-arms.ts";
 import { ARMS } from "./session-arms.ts";
 import { type SessionResult, usesDefaults } from "./session-compare.ts";
@@ -271,6 +272,7 @@ export function resultJson(r: SessionResult, command: string) {
 			})),
 		},
 		recall: {
+			caveat: RECALL_CAVEAT,
 			withSearch: { ...recallSummary(r.runs["pi-fold"]), values: r.runs["pi-fold"].values },
 			withoutSearch: {
 				...recallSummary(r.noSearch),

@@ -7,7 +7,7 @@ import { nodeCore } from "../../bindings/node.ts";
 import { FIXTURE_SESSION, hasFixture } from "../../harness/fixture.ts";
 import { replayFile } from "../../src/replay/replay.ts";
 import type { IndexCoverage } from "../../src/report/index-coverage.ts";
-import type { ValueReport } from "./recall-agent.ts";
+import { RECALL_CAVEAT, type ValueReport } from "./recall-agent.ts";
 import type { ArmRun } from "./session-arms.ts";
 import type { TargetResult } from "./session-targets.ts";
 
@@ -116,6 +116,8 @@ export function recallText(
 		row("real fixture (replayed)", index.fixture),
 		"",
 		"Recall by the agent that reads only what a model would (the window, its own calls' answers):",
+		RECALL_CAVEAT,
+		"",
 		"| | visible | recovered | lost | calls | tokens added |",
 		"|---|---:|---:|---:|---:|---:|",
 	];
