@@ -71,7 +71,7 @@ export function piEnv(): PiEnv {
 let isolated: PiEnv | undefined;
 
 /** Point this test process at a temp HOME/agent dir once (vitest runs each file in its own fork). */
-export function isolateProcess(): PiEnv {
+function isolateProcess(): PiEnv {
 	isolated ??= piEnv();
 	Object.assign(process.env, isolated);
 	return isolated;

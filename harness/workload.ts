@@ -106,7 +106,7 @@ function codeBase(root: string): CodeBase {
 }
 
 /** Where plant logs are written: contents depend only on stage and value, so runs that share it agree. */
-export const PLANT_DIR = join(tmpdir(), "pi-fold-workload-plants");
+const PLANT_DIR = join(tmpdir(), "pi-fold-workload-plants");
 
 /** The text of stage `stage`'s plant log: some 60 audit lines, `value` on the one in the middle. */
 export function plantLogText(stage: number, value: string): string {
@@ -195,7 +195,7 @@ export function isSummaryRequest(context: TranscriptContext): boolean {
 }
 
 /** What a provider answers when the request does not fit (pi-ai classifies it as a context overflow). */
-export function overflowReply(): AssistantMessage {
+function overflowReply(): AssistantMessage {
 	return fauxAssistantMessage([], {
 		stopReason: "error",
 		errorMessage: "prompt is too long: 210000 tokens > 200000 maximum",

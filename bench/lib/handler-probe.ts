@@ -12,7 +12,7 @@
 import type { ExtensionAPI, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 
 /** The events timed: everything pi-fold handles on the way of a request. */
-export const PROBED_EVENTS = ["message_end", "context", "context_with_system", "agent_before_settle"] as const;
+const PROBED_EVENTS = ["message_end", "context", "context_with_system", "agent_before_settle"] as const;
 /** `boundary`: from the turn's last message_end to the next turn_start (or agent_end). */
 export type ProbedEvent = (typeof PROBED_EVENTS)[number] | "boundary";
 

@@ -69,8 +69,8 @@ export interface ArmConfig {
 }
 
 /** How far back a stage that refers back looks, and how many do. */
-export const REFER_BACK_DISTANCE = 20;
-export const REFER_BACK_STAGES = 5;
+const REFER_BACK_DISTANCE = 20;
+const REFER_BACK_STAGES = 5;
 
 /** The stages that quote a planted value, each REFER_BACK_DISTANCE after its plant. */
 export function referBacksOf(values: readonly PlantedValue[], stages: number): ReferBack[] {
@@ -90,7 +90,7 @@ export interface IdleConfig {
 }
 
 /** The prompt cache's lifetime in the idle runs: Pi's default retention, and pi-fold's default for a model that declares none. */
-export const IDLE_CACHE_TTL_SECONDS = 300;
+const IDLE_CACHE_TTL_SECONDS = 300;
 
 /** Real time plus the idle gaps a run skipped over. */
 function simulatedClock() {
@@ -186,7 +186,7 @@ function meterProvider(
 }
 
 /** The arm's Pi settings: the shared ones, with compaction switched off for arm "none". */
-export function armSettings(arm: ArmName, shared: Record<string, unknown> = {}): Record<string, unknown> {
+function armSettings(arm: ArmName, shared: Record<string, unknown> = {}): Record<string, unknown> {
 	if (arm !== "none") return shared;
 	const compaction = (shared.compaction ?? {}) as Record<string, unknown>;
 	return { ...shared, compaction: { ...compaction, enabled: false } };

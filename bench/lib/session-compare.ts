@@ -40,7 +40,7 @@ import {
 import { quantile } from "./stats.ts";
 
 /** Values planted at full scale (fewer when the run has fewer stages). */
-export const VALUES = 8;
+const VALUES = 8;
 const WARMUP_STAGES = 8;
 
 /** True when the run uses every default setting (the flags that only pick outputs, seed or price card aside). */
@@ -89,7 +89,7 @@ export class SessionArgsError extends Error {
 	override name = "SessionArgsError";
 }
 
-export const SESSION_FLAGS_HELP =
+const SESSION_FLAGS_HELP =
 	"--scenario equal|refer|tiered|idle|all --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
 	"--keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR " +
 	"--keep-sessions DIR --no-warmup";

@@ -227,7 +227,7 @@ function armJson(r: SessionResult, arm: ArmName) {
 	};
 }
 
-export function resultJson(r: SessionResult, command: string) {
+function resultJson(r: SessionResult, command: string) {
 	const o = r.options;
 	return {
 		machine: r.machine,

@@ -11,7 +11,7 @@ import { RECALL_CAVEAT, type ValueReport } from "./recall-agent.ts";
 import type { ArmRun } from "./session-arms.ts";
 import type { TargetResult } from "./session-targets.ts";
 
-export const RECALL_TARGETS = {
+const RECALL_TARGETS = {
 	indexShare: 0.95,
 	/** with search: every value, in at most this many calls per value found by calls, on average */
 	callsPerValue: 2,

@@ -78,7 +78,7 @@ export function cloneLattice(l: LatticeColumns): LatticeColumns {
 }
 
 /** Insert a fold at `at`, renumbering parent links that point at or after it. */
-export function insertFold(l: LatticeColumns, at: number, fold: [number, number, number, number]): void {
+function insertFold(l: LatticeColumns, at: number, fold: [number, number, number, number]): void {
 	for (let i = 0; i < l.parent.length; i++) if (l.parent[i] >= at) l.parent[i]++;
 	l.start.splice(at, 0, fold[0]);
 	l.end.splice(at, 0, fold[1]);

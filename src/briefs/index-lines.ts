@@ -262,7 +262,7 @@ class ChildLine {
 }
 
 /** One child's index line in at most `n` code points (the smallest useful line names it). */
-export function childLine(child: IndexChild, n: number): string {
+function childLine(child: IndexChild, n: number): string {
 	return indexLines([child], n)[0] ?? "";
 }
 

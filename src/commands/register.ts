@@ -13,7 +13,7 @@ import { FOLD_SEARCH_COMMAND, runFoldSearch } from "./fold-search.ts";
 import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
 import { say } from "./say.ts";
 
-export const FOLD_EDITOR_COMMAND = "fold-editor";
+const FOLD_EDITOR_COMMAND = "fold-editor";
 
 /** Run a handler body; anything it throws becomes an error message, never an exception into Pi. */
 async function guarded(name: string, ctx: ExtensionCommandContext, body: () => Promise<void> | void): Promise<void> {

@@ -60,7 +60,7 @@ export interface OverflowFacts {
 }
 
 /** The one notice the agent gets, framed as an automated notice: what happened and that the retry is the folded window. */
-export function overflowNoticeText(f: OverflowFacts): string {
+function overflowNoticeText(f: OverflowFacts): string {
 	const said =
 		f.report.tokens !== undefined && f.report.maximum !== undefined
 			? ` (${f.report.tokens} tokens > ${f.report.maximum} maximum)`

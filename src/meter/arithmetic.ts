@@ -107,7 +107,7 @@ export interface MarkEstimate {
  * The brief a pending mark would show: the agent's if supplied, else the deterministic one (kept
  * in `markBriefs`, the session's briefs of pending marks, once written).
  */
-export function pendingBrief(
+function pendingBrief(
 	lattice: FoldLattice,
 	f: FoldView,
 	context: ContextEntries,

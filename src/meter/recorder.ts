@@ -9,7 +9,7 @@ import { NOT_PLAIN, plainCopy, samePlainValue } from "../values/plain-value.ts";
 import { errorMessage } from "../vocabulary.ts";
 
 /** The runtime's own, deliberate rewrites of the window. */
-export const REWRITE_REASONS = ["commit", "expand", "fold", "overflow", "repair"] as const;
+const REWRITE_REASONS = ["commit", "expand", "fold", "overflow", "repair"] as const;
 export type RewriteReason = (typeof REWRITE_REASONS)[number];
 
 export interface RewriteCounters {

@@ -40,7 +40,7 @@ import { modelKeyOf, type Turn } from "./transcript.ts";
 /** Summary size when the session has no compaction of its own (the fixture's two real Pi summaries: 4291 and 3649 characters). */
 export const DEFAULT_SUMMARY_CHARS = 4000;
 /** Pi 1.6's summarization system prompt and instructions: about 1300 characters. */
-export const SUMMARY_PROMPT_TOKENS = 330;
+const SUMMARY_PROMPT_TOKENS = 330;
 
 /** Pi's compaction settings (its CompactionSettings, all fields set) and the model's window. */
 export interface NativeSettings {

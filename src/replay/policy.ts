@@ -6,7 +6,7 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { RequestRecord } from "../report/arm-report.ts";
 import type { Turn } from "./transcript.ts";
 
-export const POLICY_NAMES = ["pi-fold", "native", "none"] as const;
+const POLICY_NAMES = ["pi-fold", "native", "none"] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
 /** A rewrite of the window the policy made (a commit, a compaction), and the request that first carries it. */

@@ -181,7 +181,7 @@ export async function replayChecked(
 	return replaySession(openSession(checked), core, options);
 }
 
-export async function replaySession(
+async function replaySession(
 	session: LoadedSession,
 	core: PiFoldCore,
 	options: ReplayOptions = {},

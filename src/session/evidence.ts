@@ -16,9 +16,9 @@ import { errorMessage } from "../vocabulary.ts";
 export const EVIDENCE_DIR_NAME = "pi-fold-evidence";
 export const DEFAULT_EVIDENCE_CAP_BYTES = 512 * 1024 * 1024;
 /** Results of at least this many UTF-8 bytes become evidence files (twice the default minFoldChars). */
-export const DEFAULT_EVIDENCE_THRESHOLD_BYTES = 16 * 1024;
+const DEFAULT_EVIDENCE_THRESHOLD_BYTES = 16 * 1024;
 /** Problems kept for status (the newest); older ones are only counted. */
-export const MAX_KEPT_PROBLEMS = 20;
+const MAX_KEPT_PROBLEMS = 20;
 
 /** The evidence directory of a session, or undefined for a session without a file (nothing to anchor to). */
 export function evidenceDirFor(location: { sessionFile?: string; sessionId: string }): string | undefined {

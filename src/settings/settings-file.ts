@@ -78,7 +78,7 @@ type Parsed = { ok: true; settings: UserSettings; changes: string[] } | { ok: fa
  * Read a file's text: its settings and the migration steps it needs (none for a current file), or
  * why it is invalid. Pure. Dropped keys are removed only if everything else in the file is valid.
  */
-export function parseSettingsText(text: string): Parsed {
+function parseSettingsText(text: string): Parsed {
 	let data: unknown;
 	try {
 		data = JSON.parse(text.replace(/^\uFEFF/, ""));

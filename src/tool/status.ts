@@ -36,7 +36,7 @@ export interface StatusDetails {
 export const TREE_PAGE = 30;
 const TREE_LINE_CHARS = 160;
 /** Roots, marks and problems a compact status lists by name; past that it counts them. */
-export const STATUS_LIST = 12;
+const STATUS_LIST = 12;
 
 /** At most STATUS_LIST items, then how many more. */
 function capped<T>(items: readonly T[], line: (x: T) => string, more: (n: number) => string): string[] {
@@ -53,7 +53,7 @@ const when = (turn: number | undefined) =>
 	turn === undefined ? "before a prompt's first request" : `after turn ${turn}`;
 
 /** Which policy decides commits, and (under the cost model) the next commit in money. */
-export function policyLines(p: PolicyStatus, rawBatches: number): string[] {
+function policyLines(p: PolicyStatus, rawBatches: number): string[] {
 	if (p.policy === "band") return [`policy: the band above (${p.bandWhy ?? "set"})`];
 	const cache =
 		p.cache.state === "warm"
@@ -135,7 +135,7 @@ function evidenceLine(ev: RuntimeStatus["evidence"]): string {
 }
 
 /** Marks (origin, share freed, prefix rewritten) and pins, from the runtime's overview. */
-export function overviewLines(o: Overview, rt: RuntimeStatus | undefined): string[] {
+function overviewLines(o: Overview, rt: RuntimeStatus | undefined): string[] {
 	const budget = o.arithmetic.budget;
 	const origin = new Map(rt?.pendingMarks.map((m) => [m.id, m]) ?? []);
 	const lines = capped(
