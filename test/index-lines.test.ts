@@ -18,7 +18,7 @@ import type { FoldId } from "../src/fold-types.ts";
 import { registerPiFold } from "../src/index.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
 import { makeParent } from "../src/policy/consolidate.ts";
-import { FoldPolicy } from "../src/replay/policy-fold.ts";
+import { FoldPolicy } from "../src/replay/arm-fold.ts";
 import { replayFile } from "../src/replay/replay.ts";
 import { braceReadings, indexCoverage } from "../src/report/index-coverage.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";

@@ -19,12 +19,12 @@ import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from
 import { type IndexCoverage, indexCoverage } from "../report/index-coverage.ts";
 import type { PriceCard } from "../report/price-card.ts";
 import type { Thresholds } from "../vocabulary.ts";
+import type { Policy, PolicyEvent, PolicyName } from "./arm.ts";
+import { FoldPolicy } from "./arm-fold.ts";
+import { DEFAULT_SUMMARY_CHARS, NativePolicy, type NativeSettings } from "./arm-native.ts";
+import { NonePolicy } from "./arm-none.ts";
 import { RequestMeter } from "./measure.ts";
 import { catalogModels } from "./model-limits.ts";
-import type { Policy, PolicyEvent, PolicyName } from "./policy.ts";
-import { FoldPolicy } from "./policy-fold.ts";
-import { DEFAULT_SUMMARY_CHARS, NativePolicy, type NativeSettings } from "./policy-native.ts";
-import { NonePolicy } from "./policy-none.ts";
 import { type ModelPrices, pricesOf } from "./prices.ts";
 import { PromptCache, usageOf } from "./prompt-cache.ts";
 import { ProviderTokens } from "./provider-tokens.ts";

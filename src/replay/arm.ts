@@ -1,5 +1,6 @@
-// What each replayed context policy (pi-fold, Pi's native compaction, none) answers to the driver
-// (replay.ts), which feeds all three the same recorded steps in the same order.
+// The replay's arms: what each replayed context policy (pi-fold, Pi's native compaction, none)
+// answers to the driver (replay.ts), which feeds all three the same recorded steps in the same order.
+// (Named arms, not policies, so that they are not taken for pi-fold's own commit policy in policy/.)
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";

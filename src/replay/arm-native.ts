@@ -30,10 +30,10 @@ import {
 	shouldCompact,
 } from "@earendil-works/pi-coding-agent";
 import type { RequestRecord } from "../report/arm-report.ts";
+import type { Policy, PolicyEvent } from "./arm.ts";
+import { WholeLogPolicy } from "./arm-whole-log.ts";
 import type { LogHeader } from "./entry-log.ts";
 import type { RequestMeter } from "./measure.ts";
-import type { Policy, PolicyEvent } from "./policy.ts";
-import { WholeLogPolicy } from "./policy-whole-log.ts";
 import type { ProviderTokens } from "./provider-tokens.ts";
 import { modelKeyOf, type Turn } from "./transcript.ts";
 
