@@ -1,7 +1,8 @@
 // The shapes every pi_fold_context answer shares: model-facing text plus typed details.
 import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FoldActions } from "../operations/actions.ts";
-import { type Arithmetic, arithmeticText } from "../operations/overview.ts";
+import type { Arithmetic } from "../operations/overview.ts";
+import { arithmeticText } from "./arithmetic-text.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import type { ActionName } from "./schema.ts";
 import type { StatusDetails } from "./status.ts";

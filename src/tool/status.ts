@@ -1,9 +1,9 @@
 // action "status": which pi-fold, which Wasm core (with proof it answers), which Pi.
 import type { FoldActions, Overview } from "../operations/actions.ts";
 import { type CoreReport, coreReport } from "../operations/core-report.ts";
-import { arithmeticText } from "../operations/overview.ts";
 import { type PolicyStatus, problemLines, type RuntimeStatus } from "../operations/status.ts";
 import type { FoldView, ReadonlyLattice } from "../operations/view.ts";
+import { arithmeticText } from "./arithmetic-text.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { answer, continuation, type FoldToolResult } from "./result.ts";
 import type { FoldToolArgs } from "./schema.ts";
