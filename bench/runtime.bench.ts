@@ -33,7 +33,7 @@ import {
 	type SweepSection,
 	sweepSection,
 } from "./lib/runtime-sections.ts";
-import type { SweepCommit } from "./lib/runtime-sweep.ts";
+import type { SweepCommit, SweepRun } from "./lib/runtime-sweep.ts";
 import { round, spread } from "./lib/stats.ts";
 
 const STAGES = 64;
@@ -84,15 +84,11 @@ interface CommitSample extends SweepCommit {
 	billedAfter: number;
 }
 
-interface RunResult {
-	wallMs: number;
-	requests: number;
+/** One timed run: the sweep's figures and health, with each commit's sizes and the time per phase. */
+interface RunResult extends Pick<SweepRun, "wallMs" | "requests" | "health"> {
 	handlerMs: number[];
 	commits: CommitSample[];
 	phases: Map<string, number[]>;
-	problems: string[];
-	errors: number;
-	unattributed: number;
 }
 
 async function runWorkload(stages: number, withFold: boolean): Promise<RunResult> {
@@ -172,9 +168,11 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 			handlerMs: status?.timing.handlerMs ?? [],
 			commits,
 			phases,
-			problems: status?.problems ?? [],
-			errors: h.extensionErrors.length,
-			unattributed: status?.rewrites.unattributed ?? 0,
+			health: {
+				problems: status?.problems ?? [],
+				extensionErrors: h.extensionErrors.length,
+				unattributed: status?.rewrites.unattributed ?? 0,
+			},
 		};
 	} finally {
 		for (const r of restore) r();
@@ -250,8 +248,8 @@ async function budgetSection() {
 	console.log("| target | measured | needed | |");
 	console.log("|---|---:|---:|---|");
 	for (const t of targets) console.log(`| ${t.what} | ${t.measured} | ${t.target} | ${t.met ? "met" : "MISSED"} |`);
-	const health = { problems: folded.problems, extensionErrors: folded.errors, unattributed: folded.unattributed };
-	if (folded.problems.length || folded.errors || folded.unattributed) {
+	const health = folded.health;
+	if (health.problems.length || health.extensionErrors || health.unattributed) {
 		console.log(`\nWARNING: the run was not clean: ${JSON.stringify(health)}`);
 	}
 	return {
