@@ -78,7 +78,7 @@ function isolateProcess(): PiEnv {
 }
 
 /** One provider request as the faux provider received it. */
-export interface CapturedRequest {
+interface CapturedRequest {
 	context: TranscriptContext;
 	sessionId: string | undefined;
 }

@@ -58,13 +58,13 @@ export interface WorkloadOptions {
 	idPrefix?: string;
 }
 
-export interface PlannedCall {
+interface PlannedCall {
 	id: string;
 	name: "read" | "bash" | "ls";
 	args: Parameters<typeof fauxToolCall>[1];
 }
 
-export interface StagePlan {
+interface StagePlan {
 	stage: number;
 	note: string;
 	calls: PlannedCall[];

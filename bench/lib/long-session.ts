@@ -25,7 +25,7 @@ import type { RecordIndex } from "../../src/session/persist.ts";
 import { FoldStore } from "../../src/store/index.ts";
 import { RECORD_TYPE } from "../../src/vocabulary.ts";
 
-export interface LongSessionOptions {
+interface LongSessionOptions {
 	/** The session directory (the file and its store go there). */
 	dir: string;
 	/** Stop once the lattice holds this many folds (the last chunk's marks, pending, included). */

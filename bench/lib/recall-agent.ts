@@ -38,7 +38,7 @@ export interface PlantedValue {
 	value: string;
 }
 
-export type ValueOutcome = "visible" | "recovered" | "lost";
+type ValueOutcome = "visible" | "recovered" | "lost";
 
 export interface ValueReport extends PlantedValue {
 	outcome: ValueOutcome;
@@ -228,7 +228,7 @@ function nextCall(text: string): ToolArgs | undefined {
 
 type ToolArgs = Parameters<typeof fauxToolCall>[1];
 
-export interface RecallOptions {
+interface RecallOptions {
 	values: readonly PlantedValue[];
 	/** true when the arm has pi-fold's tool; false: answer from the window only */
 	foldTool: boolean;

@@ -84,7 +84,7 @@ export function referBacksOf(values: readonly PlantedValue[], stages: number): R
 		}));
 }
 
-export interface IdleConfig {
+interface IdleConfig {
 	every: number;
 	gapSeconds: number;
 }

@@ -117,7 +117,7 @@ function readLinesFlag(raw: string): { min: number; max: number } {
 	return { min, max };
 }
 
-export interface SessionArgs {
+interface SessionArgs {
 	/** The options of the first scenario to run. */
 	options: SessionOptions;
 	/** The scenarios to run (--scenario; default: both), and each one's options. */

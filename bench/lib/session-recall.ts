@@ -19,7 +19,7 @@ const RECALL_TARGETS = {
 	callsWithoutSearch: 20,
 };
 
-export interface RecallSummary {
+interface RecallSummary {
 	values: number;
 	visible: number;
 	recovered: number;

@@ -16,7 +16,7 @@ import { cardOfModel } from "../../src/report/price-card.ts";
 export type ScenarioName = "equal" | "refer" | "tiered" | "idle";
 export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "refer", "tiered", "idle"];
 
-export interface ScenarioDefaults {
+interface ScenarioDefaults {
 	stages: number;
 	seed: number;
 	window: number;
@@ -47,7 +47,7 @@ export interface ScenarioTargets {
 	referBacksQuoted?: boolean;
 }
 
-export interface Scenario {
+interface Scenario {
 	name: ScenarioName;
 	title: string;
 	defaults: ScenarioDefaults;

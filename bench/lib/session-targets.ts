@@ -122,7 +122,7 @@ export function aboveTier(run: ArmRun, tier: PriceTierLimit | undefined): number
 }
 
 /** What the targets are checked against: the arms' runs, reports and costs, and the scenario's targets. */
-export interface TargetInputs {
+interface TargetInputs {
 	reports: Record<ArmName, ArmReport>;
 	costs: Record<ArmName, CostParts>;
 	floor: FloorAnalysis;

@@ -1,7 +1,7 @@
 // Seeded generators for the lattice and selection tests and the quick benchmark.
 // A seed (from fast-check) drives a small PRNG, so a failing case is reproducible from it.
 
-export interface Rng {
+interface Rng {
 	/** Uniform float in [0, 1). */
 	next(): number;
 	/** Uniform integer in [lo, hi]. */
@@ -100,7 +100,7 @@ export const MUTATIONS = [
 	"toGrandparent",
 	"toEarlierFold",
 ] as const;
-export type Mutation = (typeof MUTATIONS)[number];
+type Mutation = (typeof MUTATIONS)[number];
 
 /** Apply one mutation to a copy of a non-empty lattice. The result is usually, not always, invalid. */
 export function mutate(valid: LatticeColumns, r: Rng, kind: Mutation): LatticeColumns {

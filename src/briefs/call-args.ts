@@ -3,7 +3,7 @@
 // measured against the first of them, so both read the same definition.
 import { headOf, oneLine } from "../values/text-fit.ts";
 
-export interface PrincipalArg {
+interface PrincipalArg {
 	key: string;
 	/** The value on one line (strings as they are, anything else as JSON). */
 	value: string;

@@ -14,7 +14,7 @@ import { say } from "./say.ts";
 
 const FOLD_SETTINGS_COMMAND = "fold-settings";
 
-export interface FoldSettingsDeps {
+interface FoldSettingsDeps {
 	live: LiveSettings;
 	/** Where a settings problem is also recorded, so the tool's status shows it. */
 	runtime?: FoldHandle;

@@ -33,7 +33,7 @@ export interface NoticeFold {
 	state?: FoldState;
 }
 
-export interface NoticeOptions {
+interface NoticeOptions {
 	maxBytes?: number;
 	minMarks?: number;
 }

@@ -15,7 +15,7 @@ import type { EntryTokens } from "./entry-tokens.ts";
 export type { EntryTokens } from "./entry-tokens.ts";
 
 /** What each place of the window costs now, and suffix sums (tokens from a place to the end). */
-export interface WindowCosts {
+interface WindowCosts {
 	/** Per context position: tokens it shows (a raw entry), or 0 (inside a collapsed fold). */
 	shownAt: number[];
 	/** Per visible collapsed fold: its brief's tokens. */

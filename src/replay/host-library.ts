@@ -14,7 +14,7 @@ const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 /** The bare imports the replay's modules make that Pi's folder can answer (Pi's own dependencies). */
 const HOST_SPECIFIER = /^(@earendil-works\/[^/]+|typebox)(\/|$)/;
 
-export interface HostLibrary {
+interface HostLibrary {
 	/** Pi's package folder. */
 	dir: string;
 	version: string;

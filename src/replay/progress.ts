@@ -8,7 +8,7 @@ const REDRAW_MS = 100;
 const LINE_MS = 1000;
 const WIDTH = 30;
 
-export interface ProgressSink {
+interface ProgressSink {
 	isTTY?: boolean;
 	write(text: string): unknown;
 }

@@ -28,7 +28,7 @@ const HIDDEN_TEXT = "\u0000(system prompt and tools, not recorded)";
 /** Fewest turns with usage a hidden-prefix fit is made from. */
 const MIN_FIT_POINTS = 3;
 
-export interface HiddenPrefix {
+interface HiddenPrefix {
 	/** Provider tokens. */
 	real: number;
 	/** Estimator tokens. */

@@ -32,7 +32,7 @@ import { type LoadedSession, loadSession, openSession } from "./session-file.ts"
 import { type CheckedSession, ReplayInputError } from "./session-lines.ts";
 import { type ModelRef, mainModel, modelKeyOf, modelRefOf, type Transcript, transcriptOf } from "./transcript.ts";
 
-export interface ReplayOptions {
+interface ReplayOptions {
 	/** The model's context window (default: Pi's catalog entry for the session's main model). */
 	window?: number;
 	/** pi-fold's serving budget, providerInputBudget (default: the window minus an output reservation). */

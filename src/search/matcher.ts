@@ -261,7 +261,7 @@ class Dfa {
 }
 
 /** Where one line's first match lies: UTF-16 indices into the text scanned. */
-export interface LineMatch {
+interface LineMatch {
 	lineStart: number;
 	lineEnd: number;
 	start: number;

@@ -45,7 +45,7 @@ function namePart(value: string): string {
 	return safe.length > 0 ? safe : "unnamed";
 }
 
-export type EvidenceOutcome =
+type EvidenceOutcome =
 	| { kind: "below-threshold"; bytes: number }
 	| { kind: "written"; file: string; bytes: number }
 	| { kind: "exists"; file: string; bytes: number }
@@ -68,7 +68,7 @@ export interface EvidenceStatus {
 	problems: { count: number; recent: string[] };
 }
 
-export interface EvidenceOptions {
+interface EvidenceOptions {
 	/** The session's evidence directory (evidenceDirFor); undefined disables the writer. */
 	dir: string | undefined;
 	core: PiFoldCore;

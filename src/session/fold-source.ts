@@ -13,7 +13,7 @@ import { type ContextEntries, textAt } from "./canonical.ts";
 import { healLeaves } from "./heal.ts";
 import type { RecordIndex } from "./persist.ts";
 
-export interface SourceLeaf {
+interface SourceLeaf {
 	entryId: string;
 	/** The entry's exact canonical JSON (one session-file line). */
 	text: string;

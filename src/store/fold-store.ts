@@ -56,7 +56,7 @@ export interface ExpectedFold {
 }
 
 /** Bounds on one verification walk: refused past them, with the reason. */
-export interface VerifyLimits {
+interface VerifyLimits {
 	/** Nesting depth of fold records. */
 	maxDepth: number;
 	/** Leaves the fold expands to, counting a repeated child each time. */

@@ -75,7 +75,7 @@ export function encodePack(items: readonly PackItem[], salt = 0): { file: Uint8A
 }
 
 /** What the header of a file says about it as a pack. */
-export type PackHeader =
+type PackHeader =
 	| { ok: true; count: number }
 	| { ok: false; reason: string /** A pack from a newer pi-fold: left alone, never set aside. */; newer?: boolean };
 

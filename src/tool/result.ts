@@ -8,7 +8,7 @@ import type { ActionName } from "./schema.ts";
 import type { StatusDetails } from "./status.ts";
 
 /** Details of a refused call or an internal failure: nothing changed. */
-export interface RefusalDetails {
+interface RefusalDetails {
 	ok: false;
 	action: string | null;
 	refusal: string;
@@ -16,7 +16,7 @@ export interface RefusalDetails {
 }
 
 /** Details of an action on folds: what it did, and the closing arithmetic. */
-export interface ActionDetails {
+interface ActionDetails {
 	ok: true;
 	action: Exclude<ActionName, "status">;
 	result: Record<string, unknown>;

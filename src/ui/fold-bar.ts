@@ -60,7 +60,7 @@ export function limitText(l: BudgetFacts): string {
 }
 
 /** What the bar shows, in calibrated tokens. */
-export interface BarFigures {
+interface BarFigures {
 	/** Each part, scaled so that the parts sum to `tokens`. */
 	parts: Record<PartName, number>;
 	tokens: number;

@@ -35,7 +35,7 @@ import { windowFigure } from "./window-figure.ts";
 /** Rows the list shows at once (it scrolls). */
 const VISIBLE_ROWS = 14;
 
-export interface FoldEditorDeps {
+interface FoldEditorDeps {
 	actions: FoldActions;
 	runtime: RuntimeView;
 	ctx: ExtensionContext;

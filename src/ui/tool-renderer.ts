@@ -213,7 +213,7 @@ function cleanChatRenderers(base: ToolRenderers, calls: FoldedCalls, rows: RowRe
 	};
 }
 
-export interface CleanChat {
+interface CleanChat {
 	calls: FoldedCalls;
 	rows: RowRegistry;
 	/** Redraw the rows whose fold changed (after a commit, expand, refold); never throws. */
