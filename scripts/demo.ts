@@ -49,7 +49,7 @@ async function main(): Promise<void> {
 		tableText(result, { targets: false }),
 		valuesText(result),
 		WHAT_IS_REAL,
-		"The README explains every term of the table. `npm run bench:session` runs the same comparison and checks it against its targets.",
+		"docs/RESULTS.md explains every term of the table. `npm run bench:session` runs the same comparison and checks it against its targets.",
 		`chart: ${files.svg}\njson:  ${files.json}`,
 	];
 	console.log(sections.filter(Boolean).join("\n\n"));

@@ -113,3 +113,19 @@ describe("the import graph", () => {
 		expect(importsOf("harness").filter(([, to]) => ["bench", "scripts"].includes(topOf(to)))).toEqual([]);
 	});
 });
+
+describe("who registers Pi handlers", () => {
+	// docs/ARCHITECTURE.md: the runtime hears Pi through host/hooks.ts; three person-facing parts
+	// listen for the session changing under them; nothing else calls pi.on.
+	const ALLOWED = [
+		"src/commands/fold-settings.ts",
+		"src/host/hooks.ts",
+		"src/ui/fold-bar.ts",
+		"src/ui/tool-renderer.ts",
+	];
+
+	it("only the files the architecture names call pi.on", () => {
+		const calling = files("src").filter((f) => /\bpi\.on\(/.test(readFileSync(join(ROOT, f), "utf8")));
+		expect(calling.sort()).toEqual(ALLOWED);
+	});
+});

@@ -2,6 +2,7 @@
 // the scripted workload, for a model whose card prices cache reads; beside it the same session with
 // the band set by the person, which the cost model must leave exactly as set.
 import type { ToolResultMessage } from "@earendil-works/pi-ai";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FauxCost, makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
 import {
@@ -11,6 +12,7 @@ import {
 	WORKLOAD_ROOT,
 	workloadSteps,
 } from "../harness/workload.ts";
+import { runFoldStatus } from "../src/commands/fold-status.ts";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../src/index.ts";
 import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
@@ -27,7 +29,7 @@ afterAll(removeTempDirs);
 async function run(
 	options: PiFoldOptions,
 	steps = workloadSteps(STAGES, STEPS),
-): Promise<{ h: TestSession; rt: FoldRuntime }> {
+): Promise<{ h: TestSession; rt: FoldRuntime; fold: PiFold }> {
 	let fold: PiFold | undefined;
 	const h = await makeSession({
 		cwd: WORKLOAD_ROOT,
@@ -43,7 +45,8 @@ async function run(
 	});
 	h.script(steps);
 	await h.session.prompt(WORKLOAD_PROMPT);
-	return { h, rt: fold?.runtime.get() as FoldRuntime };
+	if (!fold) throw new Error("pi-fold did not register");
+	return { h, rt: fold.runtime.get() as FoldRuntime, fold };
 }
 
 /** The tool call ids of a request's newest `n` tool batches, and the ids of the results it shows raw. */
@@ -61,8 +64,9 @@ function newestBatches(messages: readonly { role: string; content?: unknown }[],
 describe("no band set, a card with cache prices: the cost model decides", () => {
 	let h: TestSession;
 	let rt: FoldRuntime;
+	let fold: PiFold;
 	beforeAll(async () => {
-		({ h, rt } = await run({}));
+		({ h, rt, fold } = await run({}));
 	});
 	afterAll(() => h?.dispose());
 
@@ -89,7 +93,12 @@ describe("no band set, a card with cache prices: the cost model decides", () => 
 		}
 	});
 
-	it("status says which policy decides and why the last commit fired", () => {
+	it("status and /fold-status say which policy decides, and the last reckoning in money", () => {
+		const ctx = { model: h.session.model, sessionManager: h.session.sessionManager } as unknown as ExtensionContext;
+		const person = runFoldStatus(fold.runtime, ctx).text;
+		expect(person).toContain("policy: cost model");
+		expect(person).toMatch(/last reckoning \(after turn \d+\): (committed|waited): .*rewrite ~[\d,]+ tokens = \$/);
+		expect(person).not.toContain("pi-fold commits: it folds pending marks until");
 		const text = runtimeLines(rt.status()).join("\n");
 		expect(text).toContain("policy: cost model");
 		expect(text).toMatch(/last reckoning \(after turn \d+\): (committed|waited): /);

@@ -18,10 +18,10 @@ import { rng } from "../../harness/reference/gen.ts";
 import { WORKLOAD_ROOT, workloadPlan } from "../../harness/workload.ts";
 import type { FoldLattice } from "../../src/lattice/index.ts";
 import { FoldLattice as Lattice } from "../../src/lattice/index.ts";
-import { planCommit } from "../../src/policy/commit-plan.ts";
+import { commitOps, foldsOf, planCommit } from "../../src/policy/commit-plan.ts";
 import { DEFAULT_THRESHOLDS } from "../../src/policy/thresholds.ts";
 import { type ContextEntries, contextEntriesOf } from "../../src/session/context-entries.ts";
-import type { RecordIndex } from "../../src/session/persist.ts";
+import { persistFolds, type RecordIndex } from "../../src/session/persist.ts";
 import { FoldStore } from "../../src/store/index.ts";
 import { RECORD_TYPE } from "../../src/vocabulary.ts";
 
@@ -128,7 +128,7 @@ interface GenState {
 	store: FoldStore;
 	lattice: FoldLattice;
 	context: ContextEntries;
-	records: RecordIndex;
+	readonly records: RecordIndex;
 	/** The latest edit of each entry, as Pi applies them. */
 	latestEdit: Map<string, string>;
 	stages: number;
@@ -205,15 +205,13 @@ function markStage(g: GenState, added: readonly SessionEntry[]): void {
 }
 
 /** Commit every mark, writing the context edits (each entry's latest only once) and the records. */
-async function commitAll(g: GenState): Promise<void> {
+function commitAll(g: GenState): void {
 	const projection = buildSessionProjection(g.w.entries, g.w.leaf, g.w.byId);
-	const planned = await planCommit({
+	const planned = planCommit({
 		core: g.core,
 		lattice: g.lattice,
 		context: g.context,
 		projection: projection.entries,
-		store: g.store,
-		records: g.records,
 		thresholds: DEFAULT_THRESHOLDS,
 		need: 1,
 		ratio: 1,
@@ -221,7 +219,7 @@ async function commitAll(g: GenState): Promise<void> {
 	});
 	if (!planned.ok) throw new Error(`commit ${g.commits}: ${planned.reason}`);
 	const { plan } = planned;
-	if (plan.skipped.length > 0) throw new Error(`commit ${g.commits} skipped ${plan.skipped.length} folds`);
+	persistFolds(plan.lattice, g.store, g.context, foldsOf(plan), g.records);
 	for (const d of plan.drafts) {
 		const key = replacementKey(d.replacement);
 		if (g.latestEdit.get(d.targetId) === key) {
@@ -232,9 +230,8 @@ async function commitAll(g: GenState): Promise<void> {
 		g.w.append({ type: "context_edit", targetId: d.targetId, replacement: d.replacement });
 		g.contextEdits++;
 	}
-	for (const op of plan.ops) g.w.append({ type: "custom", customType: RECORD_TYPE, data: op });
+	for (const op of commitOps(plan, g.records)) g.w.append({ type: "custom", customType: RECORD_TYPE, data: op });
 	g.lattice = plan.lattice;
-	g.records = plan.records;
 	g.commits++;
 }
 
@@ -276,7 +273,7 @@ export async function generateLongSession(core: PiFoldCore, opts: LongSessionOpt
 			markStage(g, appendStage(g.w, calls, g.stages, g.clock + g.stages));
 		}
 		if (g.lattice.folds().length >= opts.folds) break;
-		await commitAll(g);
+		commitAll(g);
 	}
 	g.w.flush();
 	const folds = g.lattice.folds();

@@ -5,6 +5,7 @@
 // the agent's `pi_fold_context status` keeps every internal counter.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { CompositionCache, windowComposition } from "../operations/composition.ts";
+import { policyLines } from "../operations/policy-lines.ts";
 import { problemLines, type RuntimeStatus } from "../operations/status.ts";
 import type { FoldHandle } from "../operations/view.ts";
 import { barFigures } from "../ui/fold-bar.ts";
@@ -24,6 +25,16 @@ function budgetWhy(status: RuntimeStatus): string {
 	return `set by ${b.why}`;
 }
 
+/** When pi-fold commits: the band's two levels, or the cost model's reckoning. */
+function whenItCommits(status: RuntimeStatus, a: { commitAt: number; landAt: number; budget: number }): string[] {
+	if (status.policy.policy === "cost") {
+		return policyLines(status.policy, status.thresholds.rawBatches).map((l) => `  ${l}`);
+	}
+	return [
+		`  at ${percentOf(a.commitAt, a.budget)} pi-fold commits: it folds pending marks until the window is back near ${percentOf(a.landAt, a.budget)}`,
+	];
+}
+
 export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): CommandAnswer {
 	const rt = handle.get();
 	const actions = handle.actions();
@@ -41,7 +52,7 @@ export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): Comman
 	const lines = [
 		`pi-fold: ${windowText(figure)}`,
 		`  the window is what the next request sends the model; ${formatTokens(a.budget)} is pi-fold's budget for it (${budgetWhy(status)})`,
-		`  at ${percentOf(a.commitAt, a.budget)} pi-fold commits: it folds pending marks until the window is back near ${percentOf(a.landAt, a.budget)}`,
+		...whenItCommits(status, a),
 	];
 
 	const shown = lattice.window().flatMap((item) => {

@@ -1,16 +1,10 @@
 // Consolidation at a commit: once more than consolidateAfter roots are visible, runs of touching
 // roots of equal height get a parent fold whose brief indexes its children (the core picks the
-// runs). Each parent is stored before it is applied, like the marks: in the commit's one store
-// batch, or (when that batch fails) each on its own, so one that cannot be stored leaves its
-// roots as they are and the rest goes on.
+// runs). Planned with the commit (commit-plan.ts) and stored with it, before anything shows it.
 import { MARK_PINNED, type PiFoldCore } from "../../bindings/index.ts";
 import { deterministicBrief } from "../briefs/briefs.ts";
 import type { EntryLookup } from "../briefs/span.ts";
 import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
-import type { ContextEntries } from "../session/context-entries.ts";
-import type { CommittedFold } from "../session/journal.ts";
-import { type PrewrittenLeaves, persistEach, type RecordIndex } from "../session/persist.ts";
-import type { FoldStore } from "../store/index.ts";
 import type { FoldId } from "../vocabulary.ts";
 
 /** Consolidation takes only touching roots: a raw entry between two folds stays visible. */
@@ -18,24 +12,9 @@ export const CONSOLIDATION_MAX_GAP = 0;
 
 export interface ConsolidateInput {
 	core: PiFoldCore;
-	store: FoldStore;
-	context: ContextEntries;
-	entriesById: EntryLookup;
-	/** Written as the parents are stored; grows in place. */
-	records: RecordIndex;
-	prewritten?: PrewrittenLeaves;
 	consolidateAfter: number;
 	/** Folds known damaged (store or session bytes): never consolidated into a new parent. */
 	damaged?: { has(id: FoldId): boolean };
-}
-
-export interface Consolidated {
-	/** The lattice with every stored parent applied. */
-	lattice: FoldLattice;
-	/** Each parent made: the roots it took and its stored fold. */
-	parents: { roots: FoldId[]; fold: CommittedFold }[];
-	/** Parents that could not be stored, and why. */
-	skipped: { id: FoldId; reason: string }[];
 }
 
 /** The outcome's value, or an error naming the step that refused (a planned step must not be refused). */
@@ -45,10 +24,7 @@ export function must<T extends object>(what: string, o: Outcome<T>): T {
 }
 
 /** The runs of visible roots of `work` the core chooses to consolidate now, oldest first (none at or under consolidateAfter). */
-export function consolidationGroups(
-	work: FoldLattice,
-	input: Pick<ConsolidateInput, "core" | "consolidateAfter" | "damaged">,
-): FoldId[][] {
+export function consolidationGroups(work: FoldLattice, input: ConsolidateInput): FoldId[][] {
 	const roots = work.visibleRoots();
 	if (roots.length <= input.consolidateAfter) return [];
 	const views = roots.map((id) => work.get(id) as FoldView);
@@ -82,19 +58,4 @@ export function makeParent(lattice: FoldLattice, ids: readonly FoldId[], entries
 			childLeaves: (c) => lattice.leavesOf(c),
 		});
 	return must("consolidate", lattice.consolidate(ids, { brief, maxGap: CONSOLIDATION_MAX_GAP })).id;
-}
-
-/** Consolidate the visible roots of `work` (a copy the caller owns), storing each parent in a batch of its own first. */
-export async function consolidateRoots(work: FoldLattice, input: ConsolidateInput): Promise<Consolidated> {
-	const out: Consolidated = { lattice: work, parents: [], skipped: [] };
-	for (const ids of consolidationGroups(work, input)) {
-		const trial = out.lattice.clone();
-		const made = makeParent(trial, ids, input.entriesById);
-		const stored = await persistEach(trial, input.store, input.context, [made], input.records, input.prewritten);
-		out.skipped.push(...stored.skipped);
-		if (stored.stored.length === 0) continue; // its roots stay as they are
-		out.lattice = trial;
-		out.parents.push({ roots: ids, fold: stored.stored[0] });
-	}
-	return out;
 }

@@ -43,6 +43,8 @@ export interface BoundaryDeps {
 	settle(until: string): void;
 	/** Put a copy of the open lattice in its place (changes that leave the window as it is). */
 	replaceLattice(next: FoldLattice): void;
+	/** Put a lattice with a window of its own in its place (staged expands and refolds). */
+	changeWindow(next: FoldLattice): void;
 	/** Window tokens this boundary's own edits add, which its measurement (taken before them) misses. */
 	unmeasured(lattice: FoldLattice, tokens: number): void;
 }
@@ -131,7 +133,7 @@ export class Boundary {
 		if (batch.ops.length === 0) return [];
 		const costs = (l: FoldLattice) => windowCosts(l, open.context, deps.meter.entryTokens).total;
 		deps.unmeasured(batch.lattice, costs(batch.lattice) - costs(open.lattice));
-		open.lattice = batch.lattice;
+		deps.changeWindow(batch.lattice);
 		deps.recorder.announce("expand");
 		return [...batch.drafts, ...batch.ops.map(recordDraft)];
 	}

@@ -1,9 +1,11 @@
-// The one way a commit is planned, whatever asks for it: a turn boundary past maxTarget, a
-// person's /fold (also the one a model switch asks for while Pi is idle) and an overflow recovery.
-// Planning writes the folds to the store, which yields the event loop, so one guard follows the
-// writes: the session must still be the same open one, with the same lattice, or the plan is
-// dropped. A boundary and an overflow then append the plan as one batch (its edits, its records,
-// the receipt and the unbriefed-marks notice); a /fold while idle shows it early instead.
+// The one way a commit is made, whatever asks for it: a turn boundary the commit policy fires at, a
+// person's /fold (also the one a model switch or a prompt's first request asks for while Pi is
+// idle) and an overflow recovery. The policy plans it, pure (policy/commit-plan.ts); this executor
+// makes every fold of the plan durable in one store batch, and when the store refuses some, plans
+// again without them. Writing yields the event loop, so a guard follows every write: the session
+// must still be the same open one, with the same lattice, or the plan is dropped, nothing changed.
+// A boundary and an overflow then append the plan as one batch (its edits, its records, the receipt
+// and the unbriefed-marks notice); a /fold while idle shows it early instead.
 import type { SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { unbriefedNoticeDraft } from "../edits/notice.ts";
@@ -12,9 +14,10 @@ import type { FoldLattice } from "../lattice/index.ts";
 import type { Meter, Model } from "../meter/meter.ts";
 import type { Occupancy } from "../meter/occupancy.ts";
 import type { CommitLog } from "../operations/status.ts";
-import { type CommitPlan, planCommit } from "../policy/commit-plan.ts";
-import { recordDraft } from "../session/journal.ts";
+import { type CommitPlan, commitOps, foldsOf, planCommit, type SkippedFold } from "../policy/commit-plan.ts";
+import { type JournalOp, recordDraft } from "../session/journal.ts";
 import type { Open } from "../session/open-session.ts";
+import { FoldWrites, type PrewrittenLeaves, persistEach, type RecordIndex } from "../session/persist.ts";
 import type { LeafPrewriter } from "../session/prewrite.ts";
 import type { FoldId, Outcome, Thresholds } from "../vocabulary.ts";
 
@@ -46,11 +49,21 @@ export interface PlanRequest {
 	why?: string;
 }
 
+/** A plan made durable: what it wrote and the records it appends, and what the store refused. */
+export interface DurablePlan extends CommitPlan {
+	records: RecordIndex;
+	ops: JournalOp[];
+	skipped: SkippedFold[];
+}
+
 export interface Planned {
 	/** The lattice the plan was made from: applying over another would lose its changes. */
 	base: FoldLattice;
-	plan: CommitPlan;
+	plan: DurablePlan;
 }
+
+/** Plans made again without what the store refused, at most: each refusal removes at least one fold. */
+const MAX_PLANS = 8;
 
 /** Where a commit's problems are reported. */
 export function commitWhere(reason: CommitLog["reason"], turn: number): string {
@@ -60,38 +73,77 @@ export function commitWhere(reason: CommitLog["reason"], turn: number): string {
 /** Plan a commit over `open`; its folds are durable when it resolves. Never rejects. */
 export async function planBatch(deps: CommitDeps, open: Open, req: PlanRequest): Promise<Outcome<Planned>> {
 	const base = open.lattice;
-	const planned = await planCommit({
-		core: deps.core,
-		lattice: base,
-		context: open.context,
-		projection: req.projection,
-		store: open.store,
-		records: open.records,
-		thresholds: deps.thresholds,
-		need: req.need,
-		ratio: deps.meter.ratio(req.model),
-		prewritten: (hashes) => deps.prewriter.durable(open.store, hashes),
-		...(req.all ? { all: true, only: req.only } : {}),
-		...(req.eligibleEnd === undefined ? {} : { eligibleEnd: req.eligibleEnd }),
-		unstorable: open.unstorable,
-		damaged: open.damaged,
-		markBriefs: open.markBriefs,
-		entryTokens: deps.meter.entryTokens,
-	});
-	if (!planned.ok) return { ok: false, reason: `nothing folded: ${planned.reason}` };
-	// Folds that could not be stored: named, and not chosen again.
-	for (const f of planned.plan.skipped) {
-		open.unstorable.set(f.id, f.reason);
-		deps.problem(
-			commitWhere(req.reason, deps.turn),
-			`fold ${f.id} could not be stored and stays unfolded: ${f.reason}`,
-		);
+	const prewritten: PrewrittenLeaves = (hashes) => deps.prewriter.durable(open.store, hashes);
+	const skipped: SkippedFold[] = [];
+	// The plan writes the marks' briefs it makes into a copy: the session keeps them only if it goes on.
+	const markBriefs = new Map(open.markBriefs);
+	for (let attempt = 0; attempt < MAX_PLANS; attempt++) {
+		const planned = planCommit({
+			core: deps.core,
+			lattice: base,
+			context: open.context,
+			projection: req.projection,
+			thresholds: deps.thresholds,
+			need: req.need,
+			ratio: deps.meter.ratio(req.model),
+			...(req.all ? { all: true, only: req.only } : {}),
+			...(req.eligibleEnd === undefined ? {} : { eligibleEnd: req.eligibleEnd }),
+			unstorable: open.unstorable,
+			refused: new Set(skipped.map((f) => f.id)),
+			damaged: open.damaged,
+			markBriefs,
+			entryTokens: deps.meter.entryTokens,
+		});
+		if (!planned.ok) return { ok: false, reason: `nothing folded: ${planned.reason}${refusals(skipped)}` };
+		const stored = await durable(open, planned.plan, prewritten);
+		// The store writes yielded the event loop: a session switch or a lattice change meanwhile makes the plan stale.
+		if (deps.current() !== open || open.lattice !== base) {
+			return { ok: false, reason: "the session moved during the store writes" };
+		}
+		if (stored.refused.length === 0) {
+			open.markBriefs.clear();
+			for (const [id, brief] of markBriefs) open.markBriefs.set(id, brief);
+			// Folds that could not be stored: named, and not chosen again.
+			for (const f of skipped) {
+				open.unstorable.set(f.id, f.reason);
+				deps.problem(
+					commitWhere(req.reason, deps.turn),
+					`fold ${f.id} could not be stored and stays unfolded: ${f.reason}`,
+				);
+			}
+			const plan = { ...planned.plan, records: stored.records, ops: commitOps(planned.plan, stored.records), skipped };
+			return { ok: true, base, plan };
+		}
+		skipped.push(...stored.refused);
 	}
-	// The store writes yielded the event loop: a session switch or a lattice change meanwhile makes the plan stale.
-	if (deps.current() !== open || open.lattice !== base) {
-		return { ok: false, reason: "the session moved during the store writes" };
+	return { ok: false, reason: `nothing folded: the store kept refusing${refusals(skipped)}` };
+}
+
+const refusals = (skipped: readonly SkippedFold[]) =>
+	skipped.length === 0 ? "" : ` (the store refused ${skipped.map((f) => `${f.id}: ${f.reason}`).join("; ")})`;
+
+/**
+ * Every fold of `plan` durable in one store batch (one pack file, one data and one directory
+ * fsync); when that batch fails, each fold on its own, to learn which the store refuses (a fold
+ * whose bytes cannot be written: a damaged or unwritable file under it). `records` is a copy:
+ * the open session's grows only when the plan is applied.
+ */
+async function durable(
+	open: Open,
+	plan: CommitPlan,
+	prewritten: PrewrittenLeaves,
+): Promise<{ records: RecordIndex; refused: SkippedFold[] }> {
+	const records: RecordIndex = new Map(open.records);
+	const ids = foldsOf(plan);
+	try {
+		const writes = new FoldWrites(open.store, open.context, records, prewritten);
+		await writes.stage(plan.lattice, ids);
+		await writes.commit();
+		return { records, refused: [] };
+	} catch {
+		const each = await persistEach(plan.lattice, open.store, open.context, ids, records, prewritten);
+		return { records, refused: each.skipped };
 	}
-	return { ok: true, base, plan: planned.plan };
 }
 
 export interface CommitBatch extends Planned {
@@ -116,7 +168,7 @@ export function commitBatch(
 	const receipt = (after: number) =>
 		receiptDraft({
 			committed: plan.committed,
-			consolidated: plan.consolidated,
+			consolidated: plan.parents.map((p) => p.id),
 			before: occupancy.tokens,
 			after,
 			budget: occupancy.budget,
@@ -132,7 +184,7 @@ export function commitBatch(
 		reason: req.reason,
 		turn: deps.turn,
 		committed: plan.committed,
-		consolidated: plan.consolidated,
+		consolidated: plan.parents.map((p) => p.id),
 		before: occupancy.tokens,
 		after,
 		budget: occupancy.budget,

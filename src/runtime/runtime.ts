@@ -100,13 +100,14 @@ export class FoldRuntime implements RuntimePort {
 		this.#compaction = new Compaction({
 			...parts,
 			current: () => this.view,
-			apply: (open, batch) => this.#apply(open, batch, true),
+			apply: (_open, batch) => this.#apply(batch, true),
 		});
 		this.#early = new EarlyFold({ ...parts, occupancy: () => this.#occupancy });
 		this.#boundary = new Boundary({
 			...parts,
 			withdrawn: () => this.#session.withdrawn,
 			replaceLattice: (next) => this.#session.replaceLattice(next),
+			changeWindow: (next) => this.#session.changeWindow(next),
 			unmeasured: (lattice, tokens) => this.#session.unmeasured({ lattice, tokens }),
 		});
 		const [boundary, requests, compaction, session] = [this.#boundary, this.#requests, this.#compaction, this.#session];
@@ -350,7 +351,7 @@ export class FoldRuntime implements RuntimePort {
 			const same = bridge.matches(batch.drafts);
 			if (!same.ok) this.problem("fold", `the committed /fold differs from the one shown: ${same.reason}`);
 		}
-		this.#apply(open, batch, bridge?.shown !== true);
+		this.#apply(batch, bridge?.shown !== true);
 		return [...out, ...batch.drafts];
 	}
 
@@ -367,9 +368,8 @@ export class FoldRuntime implements RuntimePort {
 	}
 
 	/** Swap a commit in; `announce` false when a request already showed it (a /fold bridge). */
-	#apply(open: Open, batch: CommitBatch, announce: boolean): void {
-		open.lattice = batch.plan.lattice;
-		open.records = batch.plan.records;
+	#apply(batch: CommitBatch, announce: boolean): void {
+		this.#session.changeWindow(batch.plan.lattice, batch.plan.records);
 		if (announce)
 			this.#recorder.announce(
 				batch.log.reason === "threshold" || batch.log.reason === "cost" ? "commit" : batch.log.reason,

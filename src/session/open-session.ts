@@ -172,6 +172,17 @@ export class OpenSession {
 		open.lattice = next;
 	}
 
+	/**
+	 * Put `next` in place of the open lattice, a window of its own (a commit, with the records it
+	 * wrote; staged expands and refolds): the only other place the open session's lattice changes.
+	 */
+	changeWindow(next: FoldLattice, records?: RecordIndex): void {
+		const open = this.#open;
+		if (!open) return;
+		open.lattice = next;
+		if (records) open.records = records;
+	}
+
 	/** What the last measurement missed (see #unmeasured); `undefined`: measured again, nothing missed. */
 	unmeasured(missed: { lattice: FoldLattice; tokens: number } | undefined): void {
 		this.#unmeasured = missed;
