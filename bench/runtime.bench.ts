@@ -33,7 +33,8 @@ import {
 	type SweepSection,
 	sweepSection,
 } from "./lib/runtime-sections.ts";
-import { quantile, round } from "./lib/stats.ts";
+import type { SweepCommit, SweepRun } from "./lib/runtime-sweep.ts";
+import { round, spread } from "./lib/stats.ts";
 
 const STAGES = 64;
 const WARMUP_STAGES = 16;
@@ -75,12 +76,7 @@ function timeMethod<T extends object>(
 	};
 }
 
-interface CommitSample {
-	turn: number;
-	ms: number;
-	committed: number;
-	consolidated: number;
-	edits: number;
+interface CommitSample extends SweepCommit {
 	before: number;
 	after: number;
 	budget: number;
@@ -88,15 +84,11 @@ interface CommitSample {
 	billedAfter: number;
 }
 
-interface RunResult {
-	wallMs: number;
-	requests: number;
+/** One timed run: the sweep's figures and health, with each commit's sizes and the time per phase. */
+interface RunResult extends Pick<SweepRun, "wallMs" | "requests" | "health"> {
 	handlerMs: number[];
 	commits: CommitSample[];
 	phases: Map<string, number[]>;
-	problems: string[];
-	errors: number;
-	unattributed: number;
 }
 
 async function runWorkload(stages: number, withFold: boolean): Promise<RunResult> {
@@ -176,9 +168,11 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 			handlerMs: status?.timing.handlerMs ?? [],
 			commits,
 			phases,
-			problems: status?.problems ?? [],
-			errors: h.extensionErrors.length,
-			unattributed: status?.rewrites.unattributed ?? 0,
+			health: {
+				problems: status?.problems ?? [],
+				extensionErrors: h.extensionErrors.length,
+				unattributed: status?.rewrites.unattributed ?? 0,
+			},
 		};
 	} finally {
 		for (const r of restore) r();
@@ -200,9 +194,7 @@ async function budgetSection() {
 	const ms = folded.handlerMs;
 	const perRequest = {
 		samples: ms.length,
-		medianMs: round(quantile(ms, 0.5)),
-		p95Ms: round(quantile(ms, 0.95)),
-		maxMs: round(Math.max(...ms)),
+		...spread(ms),
 		totalMs: round(ms.reduce((a, b) => a + b, 0)),
 	};
 	const commitMs = folded.commits.map((c) => c.ms);
@@ -238,9 +230,7 @@ async function budgetSection() {
 	const phases = [...folded.phases].map(([phase, xs]) => ({
 		phase,
 		calls: xs.length,
-		medianMs: round(quantile(xs, 0.5)),
-		p95Ms: round(quantile(xs, 0.95)),
-		maxMs: round(xs.length ? Math.max(...xs) : Number.NaN),
+		...spread(xs),
 	}));
 	for (const p of phases) {
 		console.log(
@@ -258,8 +248,8 @@ async function budgetSection() {
 	console.log("| target | measured | needed | |");
 	console.log("|---|---:|---:|---|");
 	for (const t of targets) console.log(`| ${t.what} | ${t.measured} | ${t.target} | ${t.met ? "met" : "MISSED"} |`);
-	const health = { problems: folded.problems, extensionErrors: folded.errors, unattributed: folded.unattributed };
-	if (folded.problems.length || folded.errors || folded.unattributed) {
+	const health = folded.health;
+	if (health.problems.length || health.extensionErrors || health.unattributed) {
 		console.log(`\nWARNING: the run was not clean: ${JSON.stringify(health)}`);
 	}
 	return {

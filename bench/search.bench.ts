@@ -18,11 +18,11 @@ import { FoldTexts } from "../src/search/fold-texts.ts";
 import { checkQuery, type SearchAnswer, searchFolds } from "../src/search/search.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
 import { machineNotes } from "./lib/harness.ts";
+import { median } from "./lib/stats.ts";
 
 const TARGET_BYTES = 50 * 1024 * 1024;
 const CHUNK = 30_000;
 const RUNS = 7;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function sources(): string {
 	const parts: string[] = [];

@@ -15,13 +15,13 @@ import { contextEntriesOf } from "../src/session/context-entries.ts";
 import { rebuildLattice } from "../src/session/rebuild.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { machineNotes, target } from "./lib/harness.ts";
+import { median } from "./lib/stats.ts";
 
 if (!hasFixture) {
 	console.log(`bench:store ${FIXTURE_MISSING}`);
 	process.exit(0);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const time = <T>(f: () => T): [T, number] => {
 	const t = performance.now();
 	const r = f();

@@ -24,7 +24,7 @@ export function toolBatches(
 	return batches;
 }
 
-export interface FoldedFixture {
+interface FoldedFixture {
 	store: FoldStore;
 	lattice: FoldLattice;
 	records: RecordIndex;

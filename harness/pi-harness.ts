@@ -71,14 +71,14 @@ export function piEnv(): PiEnv {
 let isolated: PiEnv | undefined;
 
 /** Point this test process at a temp HOME/agent dir once (vitest runs each file in its own fork). */
-export function isolateProcess(): PiEnv {
+function isolateProcess(): PiEnv {
 	isolated ??= piEnv();
 	Object.assign(process.env, isolated);
 	return isolated;
 }
 
 /** One provider request as the faux provider received it. */
-export interface CapturedRequest {
+interface CapturedRequest {
 	context: TranscriptContext;
 	sessionId: string | undefined;
 }

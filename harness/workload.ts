@@ -17,6 +17,7 @@ import {
 	type TranscriptContext,
 } from "@earendil-works/pi-ai";
 import type { ReferBacks } from "./refer-back.ts";
+import { rng } from "./reference/gen.ts";
 
 /** The code base the workload explores; use it as the session's cwd. */
 export const WORKLOAD_ROOT = fileURLToPath(
@@ -57,13 +58,13 @@ export interface WorkloadOptions {
 	idPrefix?: string;
 }
 
-export interface PlannedCall {
+interface PlannedCall {
 	id: string;
 	name: "read" | "bash" | "ls";
 	args: Parameters<typeof fauxToolCall>[1];
 }
 
-export interface StagePlan {
+interface StagePlan {
 	stage: number;
 	note: string;
 	calls: PlannedCall[];
@@ -71,18 +72,6 @@ export interface StagePlan {
 
 const MAX_READ_LINES = 300;
 const MIN_READ_LINES = 60;
-
-/** mulberry32: small, seedable, good enough to spread choices. */
-export function rng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 interface CodeBase {
 	files: { path: string; lines: number }[];
@@ -117,11 +106,11 @@ function codeBase(root: string): CodeBase {
 }
 
 /** Where plant logs are written: contents depend only on stage and value, so runs that share it agree. */
-export const PLANT_DIR = join(tmpdir(), "pi-fold-workload-plants");
+const PLANT_DIR = join(tmpdir(), "pi-fold-workload-plants");
 
 /** The text of stage `stage`'s plant log: some 60 audit lines, `value` on the one in the middle. */
 export function plantLogText(stage: number, value: string): string {
-	const next = rng(createHash("sha256").update(`${stage}\0${value}`).digest().readUInt32LE(0));
+	const next = rng(createHash("sha256").update(`${stage}\0${value}`).digest().readUInt32LE(0)).next;
 	const lines: string[] = [];
 	for (let j = 1; j <= 61; j++) {
 		if (j === 31) lines.push(`[stage ${stage}] check value: ${value}`);
@@ -150,7 +139,7 @@ export function plantLog(stage: number, value: string, dir = PLANT_DIR): string 
 /** The calls of every stage, deterministic for (stages, seed, root). */
 export function workloadPlan(stages: number, opts: WorkloadOptions = {}): StagePlan[] {
 	const base = codeBase(opts.root ?? WORKLOAD_ROOT);
-	const next = rng(opts.seed ?? 1);
+	const next = rng(opts.seed ?? 1).next;
 	const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
 	const minLines = opts.readLines?.min ?? MIN_READ_LINES;
 	const maxLines = opts.readLines?.max ?? MAX_READ_LINES;
@@ -206,7 +195,7 @@ export function isSummaryRequest(context: TranscriptContext): boolean {
 }
 
 /** What a provider answers when the request does not fit (pi-ai classifies it as a context overflow). */
-export function overflowReply(): AssistantMessage {
+function overflowReply(): AssistantMessage {
 	return fauxAssistantMessage([], {
 		stopReason: "error",
 		errorMessage: "prompt is too long: 210000 tokens > 200000 maximum",

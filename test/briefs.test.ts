@@ -3,7 +3,7 @@
 import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts";
+import { copyFixture, FIXTURE_MISSING, skipFixture } from "../harness/fixture.ts";
 import { toolBatches } from "../harness/fold-fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
@@ -16,7 +16,7 @@ import { BRIEF_MAX_CHARS as EXPORTED_MAX } from "../src/vocabulary.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);
-if (!hasFixture) console.log(`briefs: ${FIXTURE_MISSING}`);
+if (skipFixture) console.log(`briefs: ${FIXTURE_MISSING}`);
 
 const assistant = assistantMessage;
 const call = (id: string, name: string, args: Record<string, unknown>) => ({
@@ -265,7 +265,7 @@ describe("a consolidation's call count, read child by child", () => {
 	});
 });
 
-describe.skipIf(!hasFixture)("deterministic briefs on the real fixture session", () => {
+describe.skipIf(skipFixture)("deterministic briefs on the real fixture session", () => {
 	it("every tool batch and chapter gets a bounded, deterministic brief", () => {
 		const dir = tempDir("briefs");
 		const sm = SessionManager.open(copyFixture(dir), dir);

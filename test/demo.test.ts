@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ARMS } from "../bench/lib/session-compare.ts";
+import { ARMS } from "../bench/lib/session-arms.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { FRESH_ABOVE_FLOOR_ROW, OVER_WINDOW_ROW } from "../src/report/table.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";

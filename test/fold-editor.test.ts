@@ -356,7 +356,8 @@ describe("/fold-editor on a real session", () => {
 		const child = fold.children.find((c) => c.type === "fold");
 		expect(shows(reqs[0], `[pi-fold ${id}]`)).toBe(true);
 		expect(shows(reqs[1], `[pi-fold ${id}]`)).toBe(false);
-		if (child?.type === "fold") expect(shows(reqs[1], `[pi-fold ${child.id}]`)).toBe(true);
+		if (child?.type !== "fold") throw new Error("the consolidation holds no fold");
+		expect(shows(reqs[1], `[pi-fold ${child.id}]`)).toBe(true);
 		expect(isAppendOf(reqs[0], reqs[1])).toBe(false);
 		expect(pairingProblems(reqs[1])).toEqual([]);
 		const after = rt.status().rewrites;

@@ -7,14 +7,14 @@ import { fileURLToPath } from "node:url";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts";
+import { copyFixture, FIXTURE_MISSING, skipFixture } from "../harness/fixture.ts";
 import { foldEverything } from "../harness/fold-fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 
-if (!hasFixture) console.log(`fold-store-fixture: ${FIXTURE_MISSING}`);
+if (skipFixture) console.log(`fold-store-fixture: ${FIXTURE_MISSING}`);
 afterAll(removeTempDirs);
 
-describe.skipIf(!hasFixture)("a real 2.4 MB session, folded and reopened", () => {
+describe.skipIf(skipFixture)("a real 2.4 MB session, folded and reopened", () => {
 	it("verifies every fold and restores every leaf byte for byte in a new process", () => {
 		const dir = tempDir("fixture");
 		const file = copyFixture(dir);

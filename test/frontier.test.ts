@@ -5,7 +5,7 @@
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { copyFixture, FIXTURE_MISSING, hasFixture } from "../harness/fixture.ts";
+import { copyFixture, FIXTURE_MISSING, skipFixture } from "../harness/fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
 import { FoldLattice, type MarkRequest } from "../src/lattice/index.ts";
@@ -21,7 +21,7 @@ import { seededInts } from "./helpers/seeded-ints.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);
-if (!hasFixture) console.log(`frontier: ${FIXTURE_MISSING}`);
+if (skipFixture) console.log(`frontier: ${FIXTURE_MISSING}`);
 
 const assistant = assistantMessage;
 
@@ -459,7 +459,7 @@ describe("the frontier against the straightforward pass", () => {
 	});
 });
 
-describe.skipIf(!hasFixture)("the frontier on the real fixture session", () => {
+describe.skipIf(skipFixture)("the frontier on the real fixture session", () => {
 	it("passes over the whole fixture are accepted, bounded and converge", () => {
 		const dir = tempDir("frontier");
 		const sm = SessionManager.open(copyFixture(dir), dir);

@@ -6,7 +6,7 @@ import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-age
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "../harness/fixture.ts";
+import { FIXTURE_MISSING, fixtureSession, skipFixture } from "../harness/fixture.ts";
 import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
@@ -18,7 +18,7 @@ import type { FoldId } from "../src/fold-types.ts";
 import { registerPiFold } from "../src/index.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
 import { makeParent } from "../src/policy/consolidate.ts";
-import { FoldPolicy } from "../src/replay/policy-fold.ts";
+import { FoldPolicy } from "../src/replay/arm-fold.ts";
 import { replayFile } from "../src/replay/replay.ts";
 import { braceReadings, indexCoverage } from "../src/report/index-coverage.ts";
 import { contextEntriesOf } from "../src/session/context-entries.ts";
@@ -26,7 +26,7 @@ import type { Open } from "../src/session/open-session.ts";
 
 const core = nodeCore();
 afterAll(removeTempDirs);
-if (!hasFixture) console.log(`index lines: ${FIXTURE_MISSING}`);
+if (skipFixture) console.log(`index lines: ${FIXTURE_MISSING}`);
 
 /** Does some reading of `line` (as written, or one group resolved) hold `value`? */
 const names = (line: string, value: string) =>
@@ -241,7 +241,7 @@ function checkConsolidations(open: Pick<Open, "lattice" | "context">): number {
 	return checked;
 }
 
-describe.skipIf(!hasFixture)("index lines on the real fixture, folded by the runtime (replay)", () => {
+describe.skipIf(skipFixture)("index lines on the real fixture, folded by the runtime (replay)", () => {
 	let open: Open | undefined;
 	let coverage: Awaited<ReturnType<typeof replayFile>>["index"];
 	beforeAll(async () => {
@@ -252,7 +252,7 @@ describe.skipIf(!hasFixture)("index lines on the real fixture, folded by the run
 			return dispose.call(this);
 		};
 		try {
-			coverage = (await replayFile(FIXTURE_SESSION, core)).index;
+			coverage = (await replayFile(fixtureSession(), core)).index;
 		} finally {
 			FoldPolicy.prototype.dispose = dispose;
 		}

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
-import { FIXTURE_MISSING, FIXTURE_SESSION, hasFixture } from "../harness/fixture.ts";
+import { FIXTURE_MISSING, fixtureSession, skipFixture } from "../harness/fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { parseArgs } from "../src/replay/args.ts";
 import { MIN_NODE, nodeVersionProblem } from "../src/replay/launch-check.ts";
@@ -31,6 +31,7 @@ import {
 
 const core = nodeCore();
 afterAll(removeTempDirs);
+if (skipFixture) console.log(`replay: ${FIXTURE_MISSING}`);
 
 describe("a recorded pi-fold session replays as it ran", () => {
 	let rec: Recording;
@@ -118,12 +119,12 @@ describe("a recorded session with Pi's native compaction replays as it ran", () 
 
 describe("the real Pi session fixture", () => {
 	// Minutes on a loaded machine: 484 requests, each through three policies and the real runtime.
-	it.skipIf(!hasFixture)(
+	it.skipIf(skipFixture)(
 		"replays under all three policies; pi-fold makes no unattributed rewrite",
 		{ timeout: 600_000 },
 		async () => {
-			const result = await replayFile(FIXTURE_SESSION, core);
-			const assistants = readFileSync(FIXTURE_SESSION, "utf8")
+			const result = await replayFile(fixtureSession(), core);
+			const assistants = readFileSync(fixtureSession(), "utf8")
 				.split("\n")
 				.filter((l) => l.trim() !== "" && JSON.parse(l).message?.role === "assistant").length;
 			expect(result.requests).toBe(assistants);
@@ -148,7 +149,8 @@ describe("the real Pi session fixture", () => {
 			const text = textReport(result);
 			expect(text).not.toContain("implausible");
 			const setAside = foldPolicy.problems.filter((p) => p.includes("implausible calibration")).length;
-			if (setAside > 0) expect(text).toMatch(new RegExp(`^pi-fold: set aside ${setAside} usage report`, "m"));
+			const line = /^pi-fold: set aside (\d+) usage report/m.exec(text);
+			expect(line ? Number(line[1]) : 0).toBe(setAside);
 			// Rows with no data in a replay are left out.
 			expect(text).not.toContain("| wall clock |");
 			expect(text).not.toContain("| values visible");
@@ -160,11 +162,11 @@ describe("the real Pi session fixture", () => {
 			);
 		},
 	);
-	it.skipIf(!hasFixture)(
+	it.skipIf(skipFixture)(
 		"replayed as a model with a 2x price tier far below its window: pi-fold stays under the tier, native does not",
 		{ timeout: 600_000 },
 		async () => {
-			const result = await replayFile(FIXTURE_SESSION, core, {
+			const result = await replayFile(fixtureSession(), core, {
 				model: { provider: "opencode", id: "gpt-5.5" },
 				window: 400_000,
 			});
@@ -189,7 +191,6 @@ describe("the real Pi session fixture", () => {
 			);
 		},
 	);
-	it.skipIf(hasFixture)(FIXTURE_MISSING, () => {});
 });
 
 describe("pieces", () => {

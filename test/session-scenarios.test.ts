@@ -7,8 +7,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { plantValues } from "../bench/lib/recall-agent.ts";
 import { type ArmConfig, type ArmRun, runArm } from "../bench/lib/session-arms.ts";
-import { aboveTier, parseSessionArgs, SessionArgsError } from "../bench/lib/session-compare.ts";
+import { parseSessionArgs, SessionArgsError } from "../bench/lib/session-compare.ts";
 import { SCENARIOS, TIERED_COST } from "../bench/lib/session-scenarios.ts";
+import { aboveTier } from "../bench/lib/session-targets.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { firstPriceTier } from "../src/meter/budget.ts";
 import { cardOfModel, costOf, DEFAULT_PRICE_CARD, tierOf } from "../src/report/price-card.ts";
@@ -20,18 +21,29 @@ describe("the benchmark's flags pick the scenarios", () => {
 		const args = await parseSessionArgs([]);
 		expect(args.scenarios).toEqual(["equal", "refer", "tiered", "idle"]);
 		expect(args.options.scenario).toBe("equal");
+		for (const name of args.scenarios) {
+			const { stages, seed, window, maxTokens, summaryChars } = SCENARIOS[name].defaults;
+			expect(args.optionsFor(name)).toMatchObject({ scenario: name, stages, seed, window, maxTokens, summaryChars });
+			expect(args.optionsFor(name).cost).toEqual(SCENARIOS[name].cost);
+		}
+		// Each scenario gets its own options, not the first one's: the tiered window differs from the equal one.
+		expect(args.optionsFor("tiered").window).not.toBe(args.optionsFor("equal").window);
 		const equal = args.optionsFor("equal");
-		expect(equal).toMatchObject({ window: 200_000, maxTokens: 4096, stages: 64 });
 		// The equal model declares a cost (so pi-fold can price a commit), with no tier: the default card's base rates.
 		expect(firstPriceTier(equal.cost)).toBeUndefined();
 		expect(tierOf(1_000_000, equal.card)).toEqual(DEFAULT_PRICE_CARD.base);
 		const tiered = args.optionsFor("tiered");
-		expect(tiered).toMatchObject({ window: 400_000, maxTokens: 128_000, cost: TIERED_COST });
-		expect(tiered.stages).toBeGreaterThanOrEqual(64);
+		const tier = TIERED_COST.tiers?.[0];
+		if (!tier) throw new Error("the tiered scenario's cost has no tier");
 		// Below the tier the base rates, above it the tier's, for the whole request; writes at the input rate.
-		expect(tierOf(272_000, tiered.card)).toEqual({ input: 5, cacheRead: 0.5, cacheWrite: 5, output: 30 });
-		expect(tierOf(272_001, tiered.card)).toMatchObject({ input: 10, cacheRead: 1, cacheWrite: 10, output: 45 });
-		expect(SCENARIOS.tiered.targets).toMatchObject({ costRatio: 0.6, totalTokensRatio: 1, piFoldAboveTier: 0 });
+		const { input, cacheRead, output } = TIERED_COST;
+		expect(tierOf(tier.inputTokensAbove, tiered.card)).toEqual({ input, cacheRead, cacheWrite: input, output });
+		expect(tierOf(tier.inputTokensAbove + 1, tiered.card)).toMatchObject({
+			input: tier.input,
+			cacheRead: tier.cacheRead,
+			cacheWrite: tier.input,
+			output: tier.output,
+		});
 	});
 
 	it("--scenario runs one; --price-card overrides the model's own prices; a bad scenario is named", async () => {

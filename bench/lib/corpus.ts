@@ -19,7 +19,7 @@ function walk(dir: string, exts: string[], out: string[], limit: number): void {
 let text: string | undefined;
 
 /** About 3 MB of mixed real text: Pi's JS, its docs and package manifests. */
-export function realText(): string {
+function realText(): string {
 	if (text) return text;
 	const files: string[] = [];
 	walk(join(ROOT, "@earendil-works/pi-coding-agent/dist/core"), [".js"], files, 60);

@@ -12,12 +12,12 @@
 import type { ExtensionAPI, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 
 /** The events timed: everything pi-fold handles on the way of a request. */
-export const PROBED_EVENTS = ["message_end", "context", "context_with_system", "agent_before_settle"] as const;
+const PROBED_EVENTS = ["message_end", "context", "context_with_system", "agent_before_settle"] as const;
 /** `boundary`: from the turn's last message_end to the next turn_start (or agent_end). */
-export type ProbedEvent = (typeof PROBED_EVENTS)[number] | "boundary";
+type ProbedEvent = (typeof PROBED_EVENTS)[number] | "boundary";
 
 /** One event as the probes saw it: when the first and (if it got there) the last probe ran. */
-export interface ProbedSample {
+interface ProbedSample {
 	event: ProbedEvent;
 	first: number;
 	last?: number;
@@ -31,7 +31,7 @@ export interface RequestCost {
 	byEvent: Partial<Record<ProbedEvent, number>>;
 }
 
-export interface HandlerProbe {
+interface HandlerProbe {
 	/** Register first (before the extensions measured). */
 	first: ExtensionFactory;
 	/** Register last (after them). */

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { Bench } from "tinybench";
 
-export interface Contender {
+interface Contender {
 	name: string;
 	fn: () => unknown;
 }

@@ -14,7 +14,8 @@ import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildSessionProjection, CURRENT_SESSION_VERSION, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { rng, WORKLOAD_ROOT, workloadPlan } from "../../harness/workload.ts";
+import { rng } from "../../harness/reference/gen.ts";
+import { WORKLOAD_ROOT, workloadPlan } from "../../harness/workload.ts";
 import type { FoldLattice } from "../../src/lattice/index.ts";
 import { FoldLattice as Lattice } from "../../src/lattice/index.ts";
 import { commitOps, foldsOf, planCommit } from "../../src/policy/commit-plan.ts";
@@ -24,7 +25,7 @@ import { persistFolds, type RecordIndex } from "../../src/session/persist.ts";
 import { FoldStore } from "../../src/store/index.ts";
 import { RECORD_TYPE } from "../../src/vocabulary.ts";
 
-export interface LongSessionOptions {
+interface LongSessionOptions {
 	/** The session directory (the file and its store go there). */
 	dir: string;
 	/** Stop once the lattice holds this many folds (the last chunk's marks, pending, included). */
@@ -120,8 +121,122 @@ const USAGE = {
 /** The replacement an edit puts on its target, comparable as text (null hides it). */
 const replacementKey = (r: unknown) => JSON.stringify(r ?? null);
 
-export async function generateLongSession(core: PiFoldCore, opts: LongSessionOptions): Promise<LongSession> {
-	const t0 = performance.now();
+/** What the generator carries from stage to stage and commit to commit. */
+interface GenState {
+	core: PiFoldCore;
+	w: SessionWriter;
+	store: FoldStore;
+	lattice: FoldLattice;
+	context: ContextEntries;
+	readonly records: RecordIndex;
+	/** The latest edit of each entry, as Pi applies them. */
+	latestEdit: Map<string, string>;
+	stages: number;
+	commits: number;
+	contextEdits: number;
+	redundantEdits: number;
+	/** The session's start (ms since the epoch): a stage's messages are stamped this plus its index. */
+	clock: number;
+}
+
+type StageCall = { id: string; path: string; text: string };
+
+/** Three reads of random slices of the workload's sources. */
+function stageCalls(
+	texts: readonly { path: string; text: string }[],
+	next: () => number,
+	stage: number,
+	chars: LongSessionOptions["resultChars"],
+): StageCall[] {
+	return Array.from({ length: 3 }, (_, j) => {
+		const src = texts[Math.floor(next() * texts.length)];
+		const len = chars.min + Math.floor(next() * (chars.max - chars.min));
+		const at = Math.floor(next() * Math.max(1, src.text.length - len));
+		return { id: `g${stage}c${j}`, path: src.path, text: src.text.slice(at, at + len) };
+	});
+}
+
+/** The stage's assistant message and its tool results, appended to the session file. */
+function appendStage(w: SessionWriter, calls: readonly StageCall[], stage: number, timestamp: number): SessionEntry[] {
+	const added: SessionEntry[] = [
+		w.append({
+			type: "message",
+			message: {
+				role: "assistant",
+				content: [
+					{ type: "text", text: `Stage ${stage}: reading ${calls[0].path} and ${calls.length - 1} more.` },
+					...calls.map((c) => ({ type: "toolCall", id: c.id, name: "read", arguments: { path: c.path } })),
+				],
+				api: "pi-fold-faux",
+				provider: "pi-fold-faux",
+				model: "faux-1",
+				usage: USAGE,
+				stopReason: "toolUse",
+				timestamp,
+			},
+		}),
+	];
+	for (const c of calls) {
+		const content = [{ type: "text", text: c.text }];
+		added.push(
+			w.append({
+				type: "message",
+				message: { role: "toolResult", toolCallId: c.id, toolName: "read", content, isError: false, timestamp },
+			}),
+		);
+	}
+	return added;
+}
+
+/** Grow the lattice by the stage's entries and mark them as one tool batch, recorded as the runtime does. */
+function markStage(g: GenState, added: readonly SessionEntry[]): void {
+	const grown = contextEntriesOf(added, g.core);
+	const ext = g.lattice.extend(grown.entries);
+	if (!ext.ok) throw new Error(ext.reason);
+	g.context.entries.push(...grown.entries);
+	g.context.sources.push(...grown.sources);
+	const marked = g.lattice.mark(added[0].id, added[added.length - 1].id, "tool-batch");
+	if (!marked.ok) throw new Error(marked.reason);
+	g.w.append({
+		type: "custom",
+		customType: RECORD_TYPE,
+		data: { v: 1, op: "mark", id: marked.id, kind: "tool-batch", from: added[0].id, to: added.at(-1)?.id },
+	});
+}
+
+/** Commit every mark, writing the context edits (each entry's latest only once) and the records. */
+function commitAll(g: GenState): void {
+	const projection = buildSessionProjection(g.w.entries, g.w.leaf, g.w.byId);
+	const planned = planCommit({
+		core: g.core,
+		lattice: g.lattice,
+		context: g.context,
+		projection: projection.entries,
+		thresholds: DEFAULT_THRESHOLDS,
+		need: 1,
+		ratio: 1,
+		all: true,
+	});
+	if (!planned.ok) throw new Error(`commit ${g.commits}: ${planned.reason}`);
+	const { plan } = planned;
+	persistFolds(plan.lattice, g.store, g.context, foldsOf(plan), g.records);
+	for (const d of plan.drafts) {
+		const key = replacementKey(d.replacement);
+		if (g.latestEdit.get(d.targetId) === key) {
+			g.redundantEdits++;
+			continue;
+		}
+		g.latestEdit.set(d.targetId, key);
+		g.w.append({ type: "context_edit", targetId: d.targetId, replacement: d.replacement });
+		g.contextEdits++;
+	}
+	for (const op of commitOps(plan, g.records)) g.w.append({ type: "custom", customType: RECORD_TYPE, data: op });
+	g.lattice = plan.lattice;
+	g.commits++;
+}
+
+/** A session file with its header and the user's opening message, and the state over it. */
+function openSession(core: PiFoldCore, opts: LongSessionOptions): GenState & { file: string; sessionId: string } {
 	const sessionId = randomUUID();
 	const clock = Date.UTC(2026, 0, 1);
 	const file = join(opts.dir, `${new Date(clock).toISOString().replace(/[:.]/g, "-")}_${sessionId}.jsonl`);
@@ -131,127 +246,49 @@ export async function generateLongSession(core: PiFoldCore, opts: LongSessionOpt
 		{ type: "session", version: CURRENT_SESSION_VERSION, id: sessionId, timestamp: new Date(clock).toISOString(), cwd },
 		clock,
 	);
-	const store = FoldStore.forSession({ sessionFile: file, sessionId }, core);
-	const texts = sourceTexts();
-	const next = rng(opts.seed);
-
 	w.append({
 		type: "message",
 		message: { role: "user", content: [{ type: "text", text: "Survey this package's source." }], timestamp: clock },
 	});
-	const first = contextEntriesOf(w.entries, core);
-	const created = Lattice.create(core, first.entries);
+	const context = contextEntriesOf(w.entries, core);
+	const created = Lattice.create(core, context.entries);
 	if (!created.ok) throw new Error(created.reason);
-	let lattice: FoldLattice = created.lattice;
-	const context: ContextEntries = first;
-	const records: RecordIndex = new Map();
-	/** The latest edit of each entry, as Pi applies them. */
-	const latestEdit = new Map<string, string>();
-	let stages = 0;
-	let commits = 0;
-	let contextEdits = 0;
-	let redundantEdits = 0;
+	const store = FoldStore.forSession({ sessionFile: file, sessionId }, core);
+	return {
+		...{ file, sessionId, core, w, store, lattice: created.lattice, context, records: new Map() },
+		...{ latestEdit: new Map(), stages: 0, commits: 0, contextEdits: 0, redundantEdits: 0, clock },
+	};
+}
 
+export async function generateLongSession(core: PiFoldCore, opts: LongSessionOptions): Promise<LongSession> {
+	const t0 = performance.now();
+	const g = openSession(core, opts);
+	const texts = sourceTexts();
+	const next = rng(opts.seed).next;
 	// Stages in chunks, each marked as it comes; every chunk but the last is committed, so the session
 	// ends as a live one does: folds up to a while ago, then raw stages whose marks wait for a commit.
 	for (;;) {
-		for (let k = 0; k < opts.stagesPerCommit; k++, stages++) {
-			const calls = Array.from({ length: 3 }, (_, j) => {
-				const src = texts[Math.floor(next() * texts.length)];
-				const len = opts.resultChars.min + Math.floor(next() * (opts.resultChars.max - opts.resultChars.min));
-				const at = Math.floor(next() * Math.max(1, src.text.length - len));
-				return { id: `g${stages}c${j}`, path: src.path, text: src.text.slice(at, at + len) };
-			});
-			const added: SessionEntry[] = [];
-			added.push(
-				w.append({
-					type: "message",
-					message: {
-						role: "assistant",
-						content: [
-							{ type: "text", text: `Stage ${stages}: reading ${calls[0].path} and ${calls.length - 1} more.` },
-							...calls.map((c) => ({ type: "toolCall", id: c.id, name: "read", arguments: { path: c.path } })),
-						],
-						api: "pi-fold-faux",
-						provider: "pi-fold-faux",
-						model: "faux-1",
-						usage: USAGE,
-						stopReason: "toolUse",
-						timestamp: clock + stages,
-					},
-				}),
-			);
-			for (const c of calls) {
-				added.push(
-					w.append({
-						type: "message",
-						message: {
-							role: "toolResult",
-							toolCallId: c.id,
-							toolName: "read",
-							content: [{ type: "text", text: c.text }],
-							isError: false,
-							timestamp: clock + stages,
-						},
-					}),
-				);
-			}
-			const grown = contextEntriesOf(added, core);
-			const ext = lattice.extend(grown.entries);
-			if (!ext.ok) throw new Error(ext.reason);
-			context.entries.push(...grown.entries);
-			context.sources.push(...grown.sources);
-			const marked = lattice.mark(added[0].id, added[added.length - 1].id, "tool-batch");
-			if (!marked.ok) throw new Error(marked.reason);
-			w.append({
-				type: "custom",
-				customType: RECORD_TYPE,
-				data: { v: 1, op: "mark", id: marked.id, kind: "tool-batch", from: added[0].id, to: added.at(-1)?.id },
-			});
+		for (let k = 0; k < opts.stagesPerCommit; k++, g.stages++) {
+			const calls = stageCalls(texts, next, g.stages, opts.resultChars);
+			markStage(g, appendStage(g.w, calls, g.stages, g.clock + g.stages));
 		}
-		if (lattice.folds().length >= opts.folds) break;
-		const projection = buildSessionProjection(w.entries, w.leaf, w.byId);
-		const planned = planCommit({
-			core,
-			lattice,
-			context,
-			projection: projection.entries,
-			thresholds: DEFAULT_THRESHOLDS,
-			need: 1,
-			ratio: 1,
-			all: true,
-		});
-		if (!planned.ok) throw new Error(`commit ${commits}: ${planned.reason}`);
-		const { plan } = planned;
-		persistFolds(plan.lattice, store, context, foldsOf(plan), records);
-		for (const d of plan.drafts) {
-			const key = replacementKey(d.replacement);
-			if (latestEdit.get(d.targetId) === key) {
-				redundantEdits++;
-				continue;
-			}
-			latestEdit.set(d.targetId, key);
-			w.append({ type: "context_edit", targetId: d.targetId, replacement: d.replacement });
-			contextEdits++;
-		}
-		for (const op of commitOps(plan, records)) w.append({ type: "custom", customType: RECORD_TYPE, data: op });
-		lattice = plan.lattice;
-		commits++;
+		if (g.lattice.folds().length >= opts.folds) break;
+		commitAll(g);
 	}
-	w.flush();
-	const folds = lattice.folds();
+	g.w.flush();
+	const folds = g.lattice.folds();
 	return {
-		file,
-		sessionId,
-		stages,
-		entries: w.entries.length,
-		messages: w.entries.filter((e) => e.type === "message").length,
-		contextEdits,
-		redundantEdits,
+		file: g.file,
+		sessionId: g.sessionId,
+		stages: g.stages,
+		entries: g.w.entries.length,
+		messages: g.w.entries.filter((e) => e.type === "message").length,
+		contextEdits: g.contextEdits,
+		redundantEdits: g.redundantEdits,
 		folds: folds.length,
 		maxDepth: Math.max(...folds.map((f) => f.depth)),
-		commits,
-		fileBytes: statSync(file).size,
+		commits: g.commits,
+		fileBytes: statSync(g.file).size,
 		generateMs: performance.now() - t0,
 	};
 }

@@ -39,7 +39,7 @@ export function summarize(run: SweepRun) {
 	};
 }
 
-export type ArmSummary = ReturnType<typeof summarize>;
+type ArmSummary = ReturnType<typeof summarize>;
 
 /**
  * What pi-fold adds over Pi's own floor between the probes (Pi alone still rebuilds a boundary's
@@ -52,7 +52,7 @@ export function added(piFold: ArmSummary, piAlone: ArmSummary) {
 	};
 }
 
-export interface SweepLength {
+interface SweepLength {
 	stages: number;
 	/** pi-fold's median and p95 less Pi's own floor (see `added`). */
 	added: ReturnType<typeof added>;

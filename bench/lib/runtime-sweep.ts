@@ -16,7 +16,7 @@ setFlagsFromString("--expose-gc");
 const collect = runInNewContext("gc") as () => void;
 
 /** Heap and resident memory after two full collections (MB). */
-export function settledMemory(): { heapUsedMb: number; rssMb: number } {
+function settledMemory(): { heapUsedMb: number; rssMb: number } {
 	collect();
 	collect();
 	const m = process.memoryUsage();

@@ -11,7 +11,7 @@
 
 import { copyFileSync } from "node:fs";
 import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai";
-import type { ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import type { ExtensionFactory, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { expireCache, type FauxCost, makeSession, type TestSession } from "../../harness/pi-harness.ts";
 import { type ReferBack, ReferBacks, type ReferOutcome } from "../../harness/refer-back.ts";
 import {
@@ -24,6 +24,7 @@ import {
 	workloadSteps,
 } from "../../harness/workload.ts";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index.ts";
+import type { RuntimeStatus } from "../../src/operations/status.ts";
 import { type RequestRecord, usageFromProvider } from "../../src/report/arm-report.ts";
 import { type IndexCoverage, indexCoverage } from "../../src/report/index-coverage.ts";
 import {
@@ -36,6 +37,8 @@ import {
 } from "./recall-agent.ts";
 
 export type ArmName = "pi-fold" | "native" | "none";
+/** Report order: the two policies compared, then the unmanaged floor. */
+export const ARMS: readonly ArmName[] = ["pi-fold", "native", "none"];
 
 export interface ArmConfig {
 	stages: number;
@@ -66,8 +69,8 @@ export interface ArmConfig {
 }
 
 /** How far back a stage that refers back looks, and how many do. */
-export const REFER_BACK_DISTANCE = 20;
-export const REFER_BACK_STAGES = 5;
+const REFER_BACK_DISTANCE = 20;
+const REFER_BACK_STAGES = 5;
 
 /** The stages that quote a planted value, each REFER_BACK_DISTANCE after its plant. */
 export function referBacksOf(values: readonly PlantedValue[], stages: number): ReferBack[] {
@@ -81,13 +84,13 @@ export function referBacksOf(values: readonly PlantedValue[], stages: number): R
 		}));
 }
 
-export interface IdleConfig {
+interface IdleConfig {
 	every: number;
 	gapSeconds: number;
 }
 
 /** The prompt cache's lifetime in the idle runs: Pi's default retention, and pi-fold's default for a model that declares none. */
-export const IDLE_CACHE_TTL_SECONDS = 300;
+const IDLE_CACHE_TTL_SECONDS = 300;
 
 /** Real time plus the idle gaps a run skipped over. */
 function simulatedClock() {
@@ -183,7 +186,7 @@ function meterProvider(
 }
 
 /** The arm's Pi settings: the shared ones, with compaction switched off for arm "none". */
-export function armSettings(arm: ArmName, shared: Record<string, unknown> = {}): Record<string, unknown> {
+function armSettings(arm: ArmName, shared: Record<string, unknown> = {}): Record<string, unknown> {
 	if (arm !== "none") return shared;
 	const compaction = (shared.compaction ?? {}) as Record<string, unknown>;
 	return { ...shared, compaction: { ...compaction, enabled: false } };
@@ -257,7 +260,6 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		const rt = fold?.runtime.get();
 		if (arm === "pi-fold" && !rt) throw new Error(`pi-fold arm: no runtime (${fold?.runtime.reason()})`);
 		const status = rt?.status();
-		const a = status?.rewrites.attributed;
 		return {
 			arm,
 			records,
@@ -269,32 +271,43 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 			...(referBacks ? { referBacks: referBacks.log } : {}),
 			recallCalls: agent.calls(),
 			compactions: branch.filter((e) => e.type === "compaction").length,
-			sessionUsage: {
-				answers: branch.flatMap((e) =>
-					e.type === "message" && e.message.role === "assistant" ? [usageFromProvider(e.message.usage)] : [],
-				),
-				compactions: branch.flatMap((e) => (e.type === "compaction" && e.usage ? [usageFromProvider(e.usage)] : [])),
-			},
-			fold: status && {
-				budget: status.budget?.ok ? status.budget.tokens : null,
-				commits: status.commits.length,
-				rewrites: {
-					attributed: a ? Object.values(a).reduce((n, k) => n + k, 0) : 0,
-					unattributed: status.rewrites.unattributed,
-					requests: status.rewrites.requests,
-					pureAppends: status.rewrites.pureAppends,
-				},
-				handlerMs: status.timing.handlerMs,
-				thresholdCancelled: status.compaction.thresholdCancelled,
-				coldCommits: status.policy.coldCommits,
-				problems: status.problems,
-				...(index ? { index } : {}),
-			},
+			sessionUsage: sessionUsageOf(branch),
+			fold: status && foldFigures(status, index),
 			extensionErrors: h.extensionErrors.map((e) => `${e.event}: ${e.error}`),
 		};
 	} finally {
 		h.dispose();
 	}
+}
+
+/** The usage Pi stored: each answer's, and each compaction's summary's. */
+function sessionUsageOf(branch: readonly SessionEntry[]): ArmRun["sessionUsage"] {
+	return {
+		answers: branch.flatMap((e) =>
+			e.type === "message" && e.message.role === "assistant" ? [usageFromProvider(e.message.usage)] : [],
+		),
+		compactions: branch.flatMap((e) => (e.type === "compaction" && e.usage ? [usageFromProvider(e.usage)] : [])),
+	};
+}
+
+/** What the pi-fold arm's runtime reports of its run. */
+function foldFigures(status: RuntimeStatus, index: IndexCoverage | undefined): NonNullable<ArmRun["fold"]> {
+	const a = status.rewrites.attributed;
+	return {
+		budget: status.budget?.ok ? status.budget.tokens : null,
+		commits: status.commits.length,
+		rewrites: {
+			attributed: a ? Object.values(a).reduce((n, k) => n + k, 0) : 0,
+			unattributed: status.rewrites.unattributed,
+			requests: status.rewrites.requests,
+			pureAppends: status.rewrites.pureAppends,
+		},
+		handlerMs: status.timing.handlerMs,
+		thresholdCancelled: status.compaction.thresholdCancelled,
+		coldCommits: status.policy.coldCommits,
+		problems: status.problems,
+		...(index ? { index } : {}),
+	};
 }
 
 /** The last response's usage is recorded on a promise callback: let it land before reading the records. */

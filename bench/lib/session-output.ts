@@ -8,9 +8,11 @@ import { DEFAULT_THRESHOLDS } from "../../src/policy/thresholds.ts";
 import { writeFileAtomic } from "../../src/replay/output.ts";
 import { renderRequestChart } from "../../src/report/chart-svg.ts";
 import { renderArmTable } from "../../src/report/table.ts";
+import { RECALL_CAVEAT } from "./recall-agent.ts";
 import type { ArmName, ArmRun } from "./session-arms.ts";
-import { ARMS, type SessionResult, usesDefaults } from "./session-compare.ts";
-import { INDEX_BASELINE, recallSummary, recallText } from "./session-recall.ts";
+import { ARMS } from "./session-arms.ts";
+import { type SessionResult, usesDefaults } from "./session-compare.ts";
+import { recallSummary, recallText } from "./session-recall.ts";
 import { SCENARIOS } from "./session-scenarios.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -225,7 +227,7 @@ function armJson(r: SessionResult, arm: ArmName) {
 	};
 }
 
-export function resultJson(r: SessionResult, command: string) {
+function resultJson(r: SessionResult, command: string) {
 	const o = r.options;
 	return {
 		machine: r.machine,
@@ -270,6 +272,7 @@ export function resultJson(r: SessionResult, command: string) {
 			})),
 		},
 		recall: {
+			caveat: RECALL_CAVEAT,
 			withSearch: { ...recallSummary(r.runs["pi-fold"]), values: r.runs["pi-fold"].values },
 			withoutSearch: {
 				...recallSummary(r.noSearch),
@@ -279,7 +282,7 @@ export function resultJson(r: SessionResult, command: string) {
 			},
 			targets: r.recallTargets,
 		},
-		indexCoverage: { before: INDEX_BASELINE, workload: r.index.workload, fixture: r.index.fixture ?? null },
+		indexCoverage: { workload: r.index.workload, fixture: r.index.fixture ?? null },
 		health: r.health,
 	};
 }

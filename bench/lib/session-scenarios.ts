@@ -16,7 +16,7 @@ import { cardOfModel } from "../../src/report/price-card.ts";
 export type ScenarioName = "equal" | "refer" | "tiered" | "idle";
 export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "refer", "tiered", "idle"];
 
-export interface ScenarioDefaults {
+interface ScenarioDefaults {
 	stages: number;
 	seed: number;
 	window: number;
@@ -47,7 +47,7 @@ export interface ScenarioTargets {
 	referBacksQuoted?: boolean;
 }
 
-export interface Scenario {
+interface Scenario {
 	name: ScenarioName;
 	title: string;
 	defaults: ScenarioDefaults;
@@ -69,7 +69,7 @@ export const TIERED_COST: FauxCost = {
 };
 
 /** The default card's base rates as a catalog cost: $5 in / $0.50 cache read / $30 out per M, writes at the input rate. */
-export const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
+const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
 
 /** The equal window's session, which the refer and idle scenarios vary. */
 const EQUAL_DEFAULTS: ScenarioDefaults = {

@@ -1,9 +1,14 @@
-// Small statistics shared by the runtime benchmark's sections.
+// Small statistics shared by the benchmarks.
 
 /** The q-quantile of xs (nearest rank, no interpolation); NaN when empty. */
 export function quantile(xs: readonly number[], q: number): number {
 	const s = [...xs].sort((a, b) => a - b);
 	return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))];
+}
+
+/** The middle value (the upper one of an even count); NaN when empty. */
+export function median(xs: readonly number[]): number {
+	return quantile(xs, 0.5);
 }
 
 export function round(x: number, digits = 3): number {

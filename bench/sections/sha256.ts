@@ -12,36 +12,40 @@ export async function benchSha256(
 	node: PiFoldCore,
 ): Promise<{ groups: GroupResult[]; targets: Target[] }> {
 	const hw = await createSHA256();
-	const enc = new TextEncoder();
-
-	const strings = mixedStrings(10_000, 1536, 2560, 7);
-	const bytes2k = strings.reduce((n, s) => n + Buffer.byteLength(s), 0);
-	const out = new Uint8Array(strings.length * 32);
-	const g2k = await runGroup("hash 10k x ~2 KB mixed strings", bytes2k, [
-		{ name: "core wasm hashSpansInto", fn: () => wasm.hashSpansInto(strings, out) },
-		{ name: "core node entry hashSpansInto", fn: () => node.hashSpansInto(strings, out) },
+	const out = new Uint8Array(10_000 * 32);
+	/** The batch's contestants every input shape has: the core (both entries), node:crypto, hash-wasm. */
+	const batchContestants = (spans: readonly (string | Uint8Array)[]) => [
+		{ name: "core wasm hashSpansInto", fn: () => wasm.hashSpansInto(spans, out) },
+		{ name: "core node entry hashSpansInto", fn: () => node.hashSpansInto(spans, out) },
 		{
 			name: "node:crypto createHash",
 			fn: () => {
-				for (const s of strings) createHash("sha256").update(s).digest();
+				for (const s of spans) createHash("sha256").update(s).digest();
 			},
 		},
 		{
 			name: "node:crypto hash()",
 			fn: () => {
-				for (const s of strings) hash("sha256", s, "buffer");
+				for (const s of spans) hash("sha256", s, "buffer");
 			},
 		},
 		{
 			name: "hash-wasm",
 			fn: () => {
-				for (const s of strings) {
+				for (const s of spans) {
 					hw.init();
 					hw.update(s);
 					hw.digest("binary");
 				}
 			},
 		},
+	];
+	const enc = new TextEncoder();
+
+	const strings = mixedStrings(10_000, 1536, 2560, 7);
+	const bytes2k = strings.reduce((n, s) => n + Buffer.byteLength(s), 0);
+	const g2k = await runGroup("hash 10k x ~2 KB mixed strings", bytes2k, [
+		...batchContestants(strings),
 		{
 			name: "@chainsafe/as-sha256",
 			fn: () => {
@@ -54,30 +58,7 @@ export async function benchSha256(
 	const pairs = randomBytes(10_000 * 64);
 	const spans64 = Array.from({ length: 10_000 }, (_, i) => pairs.subarray(64 * i, 64 * i + 64));
 	const g64 = await runGroup("hash 10k x 64 B (digest combining)", pairs.length, [
-		{ name: "core wasm hashSpansInto", fn: () => wasm.hashSpansInto(spans64, out) },
-		{ name: "core node entry hashSpansInto", fn: () => node.hashSpansInto(spans64, out) },
-		{
-			name: "node:crypto createHash",
-			fn: () => {
-				for (const s of spans64) createHash("sha256").update(s).digest();
-			},
-		},
-		{
-			name: "node:crypto hash()",
-			fn: () => {
-				for (const s of spans64) hash("sha256", s, "buffer");
-			},
-		},
-		{
-			name: "hash-wasm",
-			fn: () => {
-				for (const s of spans64) {
-					hw.init();
-					hw.update(s);
-					hw.digest("binary");
-				}
-			},
-		},
+		...batchContestants(spans64),
 		{
 			name: "@chainsafe/as-sha256 digest64",
 			fn: () => {

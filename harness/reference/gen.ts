@@ -1,7 +1,7 @@
 // Seeded generators for the lattice and selection tests and the quick benchmark.
 // A seed (from fast-check) drives a small PRNG, so a failing case is reproducible from it.
 
-export interface Rng {
+interface Rng {
 	/** Uniform float in [0, 1). */
 	next(): number;
 	/** Uniform integer in [lo, hi]. */
@@ -78,7 +78,7 @@ export function cloneLattice(l: LatticeColumns): LatticeColumns {
 }
 
 /** Insert a fold at `at`, renumbering parent links that point at or after it. */
-export function insertFold(l: LatticeColumns, at: number, fold: [number, number, number, number]): void {
+function insertFold(l: LatticeColumns, at: number, fold: [number, number, number, number]): void {
 	for (let i = 0; i < l.parent.length; i++) if (l.parent[i] >= at) l.parent[i]++;
 	l.start.splice(at, 0, fold[0]);
 	l.end.splice(at, 0, fold[1]);
@@ -100,7 +100,7 @@ export const MUTATIONS = [
 	"toGrandparent",
 	"toEarlierFold",
 ] as const;
-export type Mutation = (typeof MUTATIONS)[number];
+type Mutation = (typeof MUTATIONS)[number];
 
 /** Apply one mutation to a copy of a non-empty lattice. The result is usually, not always, invalid. */
 export function mutate(valid: LatticeColumns, r: Rng, kind: Mutation): LatticeColumns {

@@ -114,7 +114,7 @@ const contains = (outer: Fold, inner: Fold) => outer.start <= inner.start && inn
 const sameSpan = (a: Fold, b: Fold) => a.start === b.start && a.end === b.end;
 
 /** Canonical order: start ascending, the longer fold first on equal starts. */
-export const canonicalCompare = (a: Fold, b: Fold) => a.start - b.start || b.end - a.end;
+const canonicalCompare = (a: Fold, b: Fold) => a.start - b.start || b.end - a.end;
 
 /** Straightforward version: an explicit stack of open folds, checked fold by fold. */
 export function validateLatticeObjects(folds: readonly Fold[], leafCount: number): LatticeRefResult {

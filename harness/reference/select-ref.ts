@@ -4,13 +4,13 @@
 // Array.prototype.sort, written for clarity.
 import { MARK_ELIGIBLE, MARK_PINNED } from "../../bindings/select.ts";
 
-export interface CommitRefResult {
+interface CommitRefResult {
 	chosen: Int32Array;
 	freed: number;
 	met: boolean;
 }
 
-export interface ConsolidationRefResult {
+interface ConsolidationRefResult {
 	/** Flat (first, last) pairs. */
 	groups: Int32Array;
 	unpinnedBefore: number;

@@ -43,7 +43,7 @@ const CONT = 7;
 const LAST_HIGH = 13; // the last high-byte class
 
 /** The 256-entry class table (the same bytes as CLASS in assembly/tokens.ts). */
-export const CLASS_TABLE: Uint8Array = (() => {
+const CLASS_TABLE: Uint8Array = (() => {
 	const t = new Uint8Array(256);
 	for (let b = 0; b < 256; b++) {
 		let c: number;

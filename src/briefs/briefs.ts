@@ -27,14 +27,14 @@ export function readBackSuffix(id: FoldId): string {
 }
 
 /** What a brief is written from: the fold's shape and every entry it covers, in order. */
-export interface BriefFold {
+interface BriefFold {
 	id: FoldId;
 	kind: FoldKind;
 	children: readonly FoldChild[];
 	leaves: readonly FoldLeaf[];
 }
 
-export interface BriefOptions {
+interface BriefOptions {
 	/** Cap in code points (default and maximum BRIEF_MAX_CHARS). */
 	limit?: number;
 	/** A child fold of a consolidation (its kind, shape and brief). */

@@ -3,7 +3,7 @@
 // measured against the first of them, so both read the same definition.
 import { headOf, oneLine } from "../values/text-fit.ts";
 
-export interface PrincipalArg {
+interface PrincipalArg {
 	key: string;
 	/** The value on one line (strings as they are, anything else as JSON). */
 	value: string;
@@ -57,7 +57,7 @@ export function principalArgs(args: unknown): PrincipalArg[] {
  * path is named whole (up to PRINCIPAL_PATH_CHARS), its shared directories cost little once factored.
  */
 export const PRINCIPAL_KEY_CHARS = 64;
-export const PRINCIPAL_PATH_CHARS = 160;
+const PRINCIPAL_PATH_CHARS = 160;
 
 /** How a principal argument is named: a number with its key (`stage=3`), text by its head. */
 export function principalText(p: PrincipalArg): string {

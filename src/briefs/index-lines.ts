@@ -11,14 +11,14 @@ import { principalArgs, principalText } from "./call-args.ts";
 import { factor } from "./factor.ts";
 
 /** A call as the index reads it (the brief writer's reading of a span satisfies this). */
-export interface IndexCall {
+interface IndexCall {
 	name: string;
 	/** The call's arguments as the model gave them. */
 	input: unknown;
 	result?: { text: string; chars: number; isError: boolean };
 }
 
-export interface IndexSpan {
+interface IndexSpan {
 	calls: readonly IndexCall[];
 	/** Assistant notes, in order. */
 	notes: readonly string[];
@@ -262,7 +262,7 @@ class ChildLine {
 }
 
 /** One child's index line in at most `n` code points (the smallest useful line names it). */
-export function childLine(child: IndexChild, n: number): string {
+function childLine(child: IndexChild, n: number): string {
 	return indexLines([child], n)[0] ?? "";
 }
 

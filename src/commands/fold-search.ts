@@ -23,7 +23,7 @@ const CONTEXT_MAX_BYTES = 600;
 export const FOLD_SEARCH_USAGE = "usage: /fold-search <text> (case-insensitive), or /fold-search /regex/";
 
 /** The command's argument: a literal, or a regular expression between slashes. */
-export function foldSearchArgs(args: string): { query: string; regex: boolean } | { error: string } {
+function foldSearchArgs(args: string): { query: string; regex: boolean } | { error: string } {
 	const q = args.trim();
 	if (q === "") return { error: `/fold-search needs something to look for (${FOLD_SEARCH_USAGE})` };
 	const slashed = /^\/(.+)\/$/s.exec(q);

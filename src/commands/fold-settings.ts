@@ -12,9 +12,9 @@ import type { SettingsLoad } from "../settings/settings-file.ts";
 import { errorMessage, THRESHOLD_KEYS, type Thresholds } from "../vocabulary.ts";
 import { say } from "./say.ts";
 
-export const FOLD_SETTINGS_COMMAND = "fold-settings";
+const FOLD_SETTINGS_COMMAND = "fold-settings";
 
-export interface FoldSettingsDeps {
+interface FoldSettingsDeps {
 	live: LiveSettings;
 	/** Where a settings problem is also recorded, so the tool's status shows it. */
 	runtime?: FoldHandle;
@@ -30,7 +30,7 @@ const SOURCE_TEXT: Record<ThresholdSource, string> = {
 
 const USAGE = `usage: /fold-settings | /fold-settings ${THRESHOLD_KEYS.map((k) => `${k}=<value>`).join(" ")} (any of them) | /fold-settings reset`;
 
-export function formatThresholds(t: Readonly<Thresholds>): string {
+function formatThresholds(t: Readonly<Thresholds>): string {
 	return THRESHOLD_KEYS.map((k) => `${k}=${t[k]}`).join(" ");
 }
 
@@ -86,7 +86,7 @@ function fileState(load: SettingsLoad | undefined): string {
 }
 
 /** The no-argument answer: where the file is, what is in force and why. */
-export function settingsReport(live: LiveSettings): string {
+function settingsReport(live: LiveSettings): string {
 	const load = live.lastLoad;
 	const lines = [
 		`pi-fold settings file: ${live.path}`,
@@ -113,7 +113,7 @@ function confirmation(live: LiveSettings, thresholds: Thresholds, livePut: boole
 }
 
 /** Run one /fold-settings invocation; every answer goes to `notify`. Never throws. */
-export function runFoldSettings(args: string, live: LiveSettings, notify: Notify): void {
+function runFoldSettings(args: string, live: LiveSettings, notify: Notify): void {
 	const parsed = parseSettingsArgs(args);
 	switch (parsed.kind) {
 		case "show":

@@ -9,7 +9,7 @@ import type { FoldHandle } from "../operations/view.ts";
 import type { FoldId } from "../vocabulary.ts";
 
 export const FOLD_COMMAND = "fold";
-export const FOLD_USAGE =
+const FOLD_USAGE =
 	"usage: /fold (every staged mark) | /fold <fold id> ... (those marks as one span, or refold expanded folds)";
 /** Where the commit happens, said with every accepted /fold. */
 export const FOLD_TIMING = "folds at the next turn (when Pi is idle: the first turn of your next prompt)";

@@ -13,7 +13,7 @@ import { FOLD_SEARCH_COMMAND, runFoldSearch } from "./fold-search.ts";
 import { FOLD_STATUS_COMMAND, runFoldStatus } from "./fold-status.ts";
 import { say } from "./say.ts";
 
-export const FOLD_EDITOR_COMMAND = "fold-editor";
+const FOLD_EDITOR_COMMAND = "fold-editor";
 
 /** Run a handler body; anything it throws becomes an error message, never an exception into Pi. */
 async function guarded(name: string, ctx: ExtensionCommandContext, body: () => Promise<void> | void): Promise<void> {
@@ -47,22 +47,28 @@ export function registerFoldCommands(pi: ExtensionAPI, runtime: FoldHandle, bar?
 				if (answer.level === "info") bar?.refresh(ctx);
 			}),
 	});
-	pi.registerCommand(FOLD_STATUS_COMMAND, {
-		description: "pi-fold: occupancy vs budget, fold roots, pending marks, pins, rewrite counters",
-		handler: (_args, ctx) =>
-			guarded(FOLD_STATUS_COMMAND, ctx, () => {
-				const answer = runFoldStatus(runtime, ctx);
-				say(ctx, answer.text, answer.level);
-			}),
-	});
-	pi.registerCommand(FOLD_LEAVE_COMMAND, {
-		description: "How to leave pi-fold: the command that unfolds this session for a Pi without it, and what to delete",
-		handler: (_args, ctx) =>
-			guarded(FOLD_LEAVE_COMMAND, ctx, () => {
-				const answer = runFoldLeave(runtime, ctx);
-				say(ctx, answer.text, answer.level);
-			}),
-	});
+	// Commands that take no arguments and answer in one message.
+	for (const [name, description, run] of [
+		[
+			FOLD_STATUS_COMMAND,
+			"pi-fold: occupancy vs budget, fold roots, pending marks, pins, rewrite counters",
+			runFoldStatus,
+		],
+		[
+			FOLD_LEAVE_COMMAND,
+			"How to leave pi-fold: the command that unfolds this session for a Pi without it, and what to delete",
+			runFoldLeave,
+		],
+	] as const) {
+		pi.registerCommand(name, {
+			description,
+			handler: (_args, ctx) =>
+				guarded(name, ctx, () => {
+					const answer = run(runtime, ctx);
+					say(ctx, answer.text, answer.level);
+				}),
+		});
+	}
 	pi.registerCommand(FOLD_SEARCH_COMMAND, {
 		description: "Find text in every fold (case-insensitive; /regex/ for a pattern) and open a match",
 		handler: (args, ctx) => guarded(FOLD_SEARCH_COMMAND, ctx, () => runFoldSearch(runtime, args, ctx)),

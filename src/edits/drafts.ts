@@ -17,17 +17,17 @@ import type { FoldId, Outcome } from "../vocabulary.ts";
 import { pairingIssues } from "./pairing.ts";
 
 /** The lattice's context: its entries and, in the same order, the Pi entries behind them. */
-export interface DraftContext {
+interface DraftContext {
 	readonly entries: readonly LatticeEntry[];
 	readonly sources: readonly SessionEntry[];
 }
 
 /** The part of a lattice an expand reads: folds by id (their state after the expand). */
-export interface FoldLookup {
+interface FoldLookup {
 	get(id: FoldId): FoldView | undefined;
 }
 
-export type Drafts = Outcome<{ drafts: ContextEditEntryDraft[] }>;
+type Drafts = Outcome<{ drafts: ContextEditEntryDraft[] }>;
 
 type Role = "user" | "assistant" | "toolResult" | "custom";
 

@@ -21,7 +21,7 @@ import {
 export const NOTICE_MAX_BYTES = 1200 + AUTOMATED_NOTICE_FRAME_BYTES;
 
 /** Fewer unbriefed marks than this: no notice. */
-export const NOTICE_MIN_MARKS = 3;
+const NOTICE_MIN_MARKS = 3;
 
 /** A staged mark as the notice sees it; `bytes` is the canonical size of its leaves. */
 export interface NoticeFold {
@@ -33,7 +33,7 @@ export interface NoticeFold {
 	state?: FoldState;
 }
 
-export interface NoticeOptions {
+interface NoticeOptions {
 	maxBytes?: number;
 	minMarks?: number;
 }

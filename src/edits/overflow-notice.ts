@@ -9,7 +9,7 @@ import { AUTOMATED_NOTICE_FRAME_BYTES, automatedNotice, OVERFLOW_NOTICE_TYPE } f
 export const OVERFLOW_NOTICE_MAX_BYTES = 600 + AUTOMATED_NOTICE_FRAME_BYTES;
 const BODY_MAX_BYTES = OVERFLOW_NOTICE_MAX_BYTES - AUTOMATED_NOTICE_FRAME_BYTES;
 
-export interface OverflowReport {
+interface OverflowReport {
 	/** The provider's error text, if the failed attempt is on the branch. */
 	message?: string;
 	/** Tokens the provider said the request had, when it said so. */
@@ -50,7 +50,7 @@ export function lastOverflowReport(branch: readonly SessionEntry[]): OverflowRep
 	return {};
 }
 
-export interface OverflowFacts {
+interface OverflowFacts {
 	report: OverflowReport;
 	/** Folds committed and consolidated by the recovery. */
 	folds: number;
@@ -60,7 +60,7 @@ export interface OverflowFacts {
 }
 
 /** The one notice the agent gets, framed as an automated notice: what happened and that the retry is the folded window. */
-export function overflowNoticeText(f: OverflowFacts): string {
+function overflowNoticeText(f: OverflowFacts): string {
 	const said =
 		f.report.tokens !== undefined && f.report.maximum !== undefined
 			? ` (${f.report.tokens} tokens > ${f.report.maximum} maximum)`

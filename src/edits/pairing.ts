@@ -6,7 +6,7 @@ import { callsOpenedBy } from "../session/context-entries.ts";
 import { asRecord } from "../vocabulary.ts";
 
 /** One pairing problem: `key` names the call (stable when other messages come or go). */
-export interface PairingIssue {
+interface PairingIssue {
 	key: string;
 	text: string;
 }

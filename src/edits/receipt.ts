@@ -22,7 +22,7 @@ const BODY_MAX_BYTES = RECEIPT_MAX_BYTES - AUTOMATED_NOTICE_FRAME_BYTES;
 const pct = (tokens: number, budget: number) => `${Math.round((100 * tokens) / Math.max(1, budget))}%`;
 
 /** The receipt text, framed as an automated notice: ids listed while they fit, then "and N more"; always within RECEIPT_MAX_BYTES. */
-export function receiptText(f: ReceiptFacts): string {
+function receiptText(f: ReceiptFacts): string {
 	const freed = Math.max(0, f.before - f.after);
 	const head =
 		`commit: ${f.committed.length} fold${f.committed.length === 1 ? "" : "s"}` +

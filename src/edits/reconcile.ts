@@ -15,7 +15,7 @@ import type { FoldLattice } from "../lattice/index.ts";
 import { samePlainValue } from "../values/plain-value.ts";
 import { briefContent, editableRole, originalContent } from "./drafts.ts";
 
-export interface WindowRepair {
+interface WindowRepair {
 	/** One edit per entry Pi shows differently from the lattice, in context order. */
 	drafts: ContextEditEntryDraft[];
 	/** Why, one line per entry: what Pi shows and what the folds say. */

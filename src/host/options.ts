@@ -36,7 +36,7 @@ export const DELETED_OPTIONS: ReadonlyMap<string, string> = new Map([
 	],
 ]);
 
-export type SettingsResult = { ok: true; settings: RuntimeSettings } | { ok: false; problems: string[] };
+type SettingsResult = { ok: true; settings: RuntimeSettings } | { ok: false; problems: string[] };
 
 /** Options that name maxTarget or minTarget fix the band, whatever the values. */
 function bandGiven(thresholds: unknown): boolean {

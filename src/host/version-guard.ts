@@ -7,12 +7,12 @@
 export const REQUIRED_PI_VERSION = "1.6.0";
 
 /** What the guard reads from the host module (`@earendil-works/pi-coding-agent` as Pi maps it). */
-export interface PiHost {
+interface PiHost {
 	VERSION?: unknown;
 	SessionManager?: unknown;
 }
 
-export type HostCheck = { ok: true; version: string | undefined } | { ok: false; reason: string };
+type HostCheck = { ok: true; version: string | undefined } | { ok: false; reason: string };
 
 function hasContextEdit(sessionManager: unknown): boolean {
 	if (typeof sessionManager !== "function") return false;

@@ -10,7 +10,7 @@ import { describeFold, type FoldNode, type FoldSpec, foldIdOf, kidFold, nodeOf }
 import { refuse } from "./outcome.ts";
 import { heightOf, type LatticeCore, refuseTwin, rootOf, type Structure, spanText } from "./structure.ts";
 
-export interface PlannedRoots {
+interface PlannedRoots {
 	/** The new folds, in transcript order (not linked yet). */
 	made: FoldNode[];
 	/** Link them into the structure. */

@@ -1,55 +1,21 @@
 // The arithmetic every pi_fold_context answer ends with: where the window stands against
 // the serving budget, what the next commit must free, and what the standing marks would free.
 // Estimates use the core's estimator on what each place of the window shows (raw message or brief),
-// scaled by the calibration ratio, so they are in the unit occupancy is measured in.
-import { type SessionEntry, sessionEntryToContextMessages } from "@earendil-works/pi-coding-agent";
-import type { PiFoldCore } from "../../bindings/index.ts";
+// scaled by the calibration ratio, so they are in the unit occupancy is measured in. The token cache
+// is meter/entry-tokens.ts; the text the tool prints is tool/arithmetic-text.ts.
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { markBrief } from "../briefs/briefs.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { Thresholds } from "../vocabulary.ts";
-import { estimateMessages } from "./estimate.ts";
+import type { EntryTokens } from "./entry-tokens.ts";
 
-/** Estimated (uncalibrated) tokens of each raw entry's message, cached: entries never change. */
-/** How many briefs' token counts EntryTokens keeps before it starts over. */
-const BRIEF_CACHE_SIZE = 4096;
-
-export class EntryTokens {
-	readonly #core: PiFoldCore;
-	readonly #cache = new WeakMap<SessionEntry, number>();
-	/** Briefs' tokens by text: the window's folds and the pending marks are weighed at every answer and boundary. */
-	readonly #briefs = new Map<string, number>();
-
-	constructor(core: PiFoldCore) {
-		this.#core = core;
-	}
-
-	/** Tokens of the entries' messages as Pi shows them unedited. */
-	of(sources: readonly SessionEntry[]): number[] {
-		const missing = sources.filter((s) => !this.#cache.has(s));
-		if (missing.length > 0) {
-			const messages = missing.map((s) => sessionEntryToContextMessages(s)[0] ?? {});
-			const tokens = estimateMessages(this.#core, messages);
-			for (const [i, s] of missing.entries()) this.#cache.set(s, tokens[i]);
-		}
-		return sources.map((s) => this.#cache.get(s) ?? 0);
-	}
-
-	/** Tokens of a brief shown as an assistant text block. */
-	brief(text: string): number {
-		const known = this.#briefs.get(text);
-		if (known !== undefined) return known;
-		const tokens = estimateMessages(this.#core, [{ role: "assistant", content: [{ type: "text", text }] }])[0];
-		// Bounded: past BRIEF_CACHE_SIZE texts it starts over (a window shows far fewer folds).
-		if (this.#briefs.size >= BRIEF_CACHE_SIZE) this.#briefs.clear();
-		this.#briefs.set(text, tokens);
-		return tokens;
-	}
-}
+// policy/ names the cache by this module.
+export type { EntryTokens } from "./entry-tokens.ts";
 
 /** What each place of the window costs now, and suffix sums (tokens from a place to the end). */
-export interface WindowCosts {
+interface WindowCosts {
 	/** Per context position: tokens it shows (a raw entry), or 0 (inside a collapsed fold). */
 	shownAt: number[];
 	/** Per visible collapsed fold: its brief's tokens. */
@@ -107,7 +73,7 @@ export interface MarkEstimate {
  * The brief a pending mark would show: the agent's if supplied, else the deterministic one (kept
  * in `markBriefs`, the session's briefs of pending marks, once written).
  */
-export function pendingBrief(
+function pendingBrief(
 	lattice: FoldLattice,
 	f: FoldView,
 	context: ContextEntries,
@@ -179,20 +145,4 @@ export function arithmeticOf(
 		marksFree: marks.reduce((s, m) => s + m.freed, 0),
 		pendingMarks: marks.length,
 	};
-}
-
-const pct = (n: number, budget: number) => `${((100 * n) / Math.max(1, budget)).toFixed(1)}%`;
-
-/** The closing lines every answer carries. */
-export function arithmeticText(a: Arithmetic): string {
-	const now = `window: ~${a.occupancy} of ${a.budget} tokens (${pct(a.occupancy, a.budget)})`;
-	const commit =
-		a.untilCommit > 0
-			? `next commit at ${a.commitAt} (${pct(a.commitAt, a.budget)}, ~${a.untilCommit} tokens away); it must then free ~${a.mustFree} to land at ${a.landAt} (${pct(a.landAt, a.budget)})`
-			: `a commit is due at the next turn boundary: it must free ~${a.mustFree} to land at ${a.landAt} (${pct(a.landAt, a.budget)})`;
-	const marks =
-		a.pendingMarks === 0
-			? "standing marks: none"
-			: `standing marks: ${a.pendingMarks}, would free ~${a.marksFree} tokens${a.marksFree < a.mustFree ? " (less than a commit must free: more will be marked as work completes)" : ""}`;
-	return `-- ${now}; ${commit}; ${marks}.`;
 }

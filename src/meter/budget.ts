@@ -24,7 +24,7 @@
 export const OUTPUT_RESERVE_SHARE = 0.25;
 
 /** Dollars per million tokens, as Pi's catalog gives them. */
-export interface PriceRates {
+interface PriceRates {
 	input?: number;
 	output?: number;
 	cacheRead?: number;
@@ -32,7 +32,7 @@ export interface PriceRates {
 }
 
 /** One of a catalog model's `cost.tiers`: its rates price a whole request whose input passes `inputTokensAbove`. */
-export interface CostTier extends PriceRates {
+interface CostTier extends PriceRates {
 	inputTokensAbove: number;
 }
 

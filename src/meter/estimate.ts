@@ -13,7 +13,7 @@ import { NOT_PLAIN, plainCopy, samePlainValue } from "../values/plain-value.ts";
 export const IMAGE_TOKENS = 1600;
 
 /** What the estimator sees of one message: its billed text, and how many images it carries. */
-export interface BilledParts {
+interface BilledParts {
 	text: string;
 	images: number;
 }

@@ -3,7 +3,6 @@
 // one budget(model) and one ratio(model), so the fence, a commit, an expand's refusal and every
 // display divide by the same number and scale by the same calibration.
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { EntryTokens } from "./arithmetic.ts";
 import {
 	type Budget,
 	type BudgetLimit,
@@ -14,6 +13,7 @@ import {
 	servingBudget,
 } from "./budget.ts";
 import type { CalibrationOutcome } from "./calibration.ts";
+import { EntryTokens } from "./entry-tokens.ts";
 import type { RequestEstimate } from "./estimate.ts";
 import { modelKey, type Occupancy, OccupancyMeter, occupancyOf } from "./occupancy.ts";
 import { RequestPace } from "./request-pace.ts";

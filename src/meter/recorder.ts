@@ -9,8 +9,8 @@ import { NOT_PLAIN, plainCopy, samePlainValue } from "../values/plain-value.ts";
 import { errorMessage } from "../vocabulary.ts";
 
 /** The runtime's own, deliberate rewrites of the window. */
-export const REWRITE_REASONS = ["commit", "expand", "fold", "overflow", "repair"] as const;
-export type RewriteReason = (typeof REWRITE_REASONS)[number];
+const REWRITE_REASONS = ["commit", "expand", "fold", "overflow", "repair"] as const;
+type RewriteReason = (typeof REWRITE_REASONS)[number];
 
 export interface RewriteCounters {
 	/** Requests recorded. requests = baselines + pureAppends + Σ attributed + unattributed. */
@@ -40,7 +40,7 @@ export type RecordOutcome =
 	  }
 	| { ok: false; reason: string };
 
-export interface LastRewrite {
+interface LastRewrite {
 	/** 1-based number of the request that carried it. */
 	request: number;
 	firstChanged: number;

@@ -3,7 +3,7 @@
 // request as it is sent and by the usage the provider reports back; read by the commit policy.
 
 /** Pi's default retention when a model declares no cache lifetime: five minutes. */
-export const DEFAULT_CACHE_TTL_SECONDS = 300;
+const DEFAULT_CACHE_TTL_SECONDS = 300;
 
 /** Weight of the newest request in the growth average: the session's recent pace counts most. */
 const GROWTH_WEIGHT = 0.3;

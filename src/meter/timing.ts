@@ -3,7 +3,7 @@
 // so only the newest samples are kept.
 
 /** Per-request handler timings kept for status (the newest). */
-export const MAX_TIMINGS = 256;
+const MAX_TIMINGS = 256;
 
 export class HandlerTiming {
 	readonly #samples: number[] = [];

@@ -32,7 +32,7 @@ import type { ReadonlyLattice, RuntimePort } from "./view.ts";
 export type { Overview } from "./overview.ts";
 export type { PeekAnswer } from "./reading.ts";
 
-export interface ExpandAnswer {
+interface ExpandAnswer {
 	fold: FoldView;
 	/** Calibrated tokens the window grows (expand) or shrinks (refold, negative) by. */
 	delta: number;

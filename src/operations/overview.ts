@@ -7,7 +7,7 @@ import type { Open } from "../session/open-session.ts";
 import type { Outcome } from "../vocabulary.ts";
 import type { RuntimePort } from "./view.ts";
 
-export { type Arithmetic, arithmeticText, type MarkEstimate } from "../meter/arithmetic.ts";
+export type { Arithmetic, MarkEstimate } from "../meter/arithmetic.ts";
 
 /** Pins may hold at most this share of what a commit lands at: the rest must stay foldable. */
 export const PINNED_SHARE_OF_MIN_TARGET = 0.5;

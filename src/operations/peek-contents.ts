@@ -10,7 +10,7 @@ import { clip, count } from "../values/text-fit.ts";
 import type { ReadonlyLattice } from "./view.ts";
 
 /** Lines of contents at most (the rest is counted). */
-export const CONTENTS_MAX_LINES = 48;
+const CONTENTS_MAX_LINES = 48;
 const LINE_CHARS = 160;
 
 export interface ContentsLine {

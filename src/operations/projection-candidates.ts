@@ -12,7 +12,7 @@ import type { OpenView, RuntimeView } from "./view.ts";
 export const PROJECTION_GENERATOR_VERSION = "memory-slate-generators-v2";
 
 /** Brief provenance -> generator. "model" is what pre-3.x sessions recorded for model-written briefs. */
-export type ProjectionGenerator = "projection-model" | "projection-deterministic" | "projection-supplied";
+type ProjectionGenerator = "projection-model" | "projection-deterministic" | "projection-supplied";
 
 export interface ProjectionCandidate {
 	version: 1;
@@ -45,7 +45,7 @@ export interface ProjectionCandidate {
 }
 
 /** What the candidates are computed from: the open session's lattice and its context entries. */
-export type ProjectionSource = Pick<OpenView, "lattice" | "context">;
+type ProjectionSource = Pick<OpenView, "lattice" | "context">;
 
 export function generatorOf(provenance: string): ProjectionGenerator {
 	if (provenance === "supplied") return "projection-supplied";
@@ -110,7 +110,7 @@ export interface CandidateContext {
 }
 
 /** The runtime as the provider needs it: its view and core, and its problem log. */
-export type CandidateRuntime = Pick<RuntimeView, "core" | "view" | "problem">;
+type CandidateRuntime = Pick<RuntimeView, "core" | "view" | "problem">;
 
 /**
  * `projectionCandidates(ctx?)` as registerPiFold returns it: [] with no open session, or when

@@ -10,11 +10,11 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { REQUIRED_PI_VERSION } from "../host/version-guard.ts";
 
-export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
+const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 /** The bare imports the replay's modules make that Pi's folder can answer (Pi's own dependencies). */
 const HOST_SPECIFIER = /^(@earendil-works\/[^/]+|typebox)(\/|$)/;
 
-export interface HostLibrary {
+interface HostLibrary {
 	/** Pi's package folder. */
 	dir: string;
 	version: string;

@@ -21,7 +21,7 @@ interface Estimated {
 const FOLD_ID_IN_TEXT = /\bf[0-9a-f]{10}\b/g;
 
 /** A billed text with fold ids masked (the same length). */
-export function textKey(text: string): string {
+function textKey(text: string): string {
 	return text.replace(FOLD_ID_IN_TEXT, "f__________");
 }
 

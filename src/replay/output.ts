@@ -73,22 +73,19 @@ export function textReport(r: ReplayResult): string {
 		...ratioNotes(r),
 		"",
 	];
-	if (fold)
-		lines.push(
-			eventLine(
-				"pi-fold",
-				fold.events.map((e) => e.request),
-				"commit",
-			),
-		);
-	if (native)
-		lines.push(
-			eventLine(
-				"native",
-				native.events.map((e) => e.request),
-				"compaction",
-			),
-		);
+	for (const [arm, p, what] of [
+		["pi-fold", fold, "commit"],
+		["native", native, "compaction"],
+	] as const) {
+		if (p)
+			lines.push(
+				eventLine(
+					arm,
+					p.events.map((e) => e.request),
+					what,
+				),
+			);
+	}
 	if (r.fenced > 0) {
 		lines.push(
 			`pi-fold's fence would have stopped ${r.fenced} request(s) over its budget (replayed anyway: the answers are the recorded ones)`,

@@ -4,7 +4,7 @@
 import { entryText, VIEW_SEPARATOR, viewLayout } from "../session/fold-source.ts";
 import { type SessionFolds, verifiedFold } from "./session-folds.ts";
 
-export interface PeekCommand {
+interface PeekCommand {
 	id: string;
 	/** The leaves as the exact session-file lines they were, one per line. */
 	raw: boolean;

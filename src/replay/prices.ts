@@ -20,7 +20,7 @@ export interface ModelPrices {
 	card: string;
 }
 
-export interface ReplayPrices {
+interface ReplayPrices {
 	pricing: PriceCard | Pricing;
 	models: ModelPrices[];
 }

@@ -3,12 +3,12 @@
 // elsewhere (a pipe, a CI log) one plain line at most every LINE_MS. `quiet` turns it off. stdout is
 // never touched, so --json output stays clean.
 
-export const SHOW_AFTER_MS = 1000;
+const SHOW_AFTER_MS = 1000;
 const REDRAW_MS = 100;
 const LINE_MS = 1000;
 const WIDTH = 30;
 
-export interface ProgressSink {
+interface ProgressSink {
 	isTTY?: boolean;
 	write(text: string): unknown;
 }

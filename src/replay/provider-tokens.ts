@@ -26,9 +26,9 @@ import { modelKeyOf, type Turn } from "./transcript.ts";
 const HIDDEN_TEXT = "\u0000(system prompt and tools, not recorded)";
 
 /** Fewest turns with usage a hidden-prefix fit is made from. */
-export const MIN_FIT_POINTS = 3;
+const MIN_FIT_POINTS = 3;
 
-export interface HiddenPrefix {
+interface HiddenPrefix {
 	/** Provider tokens. */
 	real: number;
 	/** Estimator tokens. */

@@ -19,12 +19,12 @@ import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from
 import { type IndexCoverage, indexCoverage } from "../report/index-coverage.ts";
 import type { PriceCard } from "../report/price-card.ts";
 import type { Thresholds } from "../vocabulary.ts";
+import type { Policy, PolicyEvent, PolicyName } from "./arm.ts";
+import { FoldPolicy } from "./arm-fold.ts";
+import { DEFAULT_SUMMARY_CHARS, NativePolicy, type NativeSettings } from "./arm-native.ts";
+import { NonePolicy } from "./arm-none.ts";
 import { RequestMeter } from "./measure.ts";
 import { catalogModels } from "./model-limits.ts";
-import type { Policy, PolicyEvent, PolicyName } from "./policy.ts";
-import { FoldPolicy } from "./policy-fold.ts";
-import { DEFAULT_SUMMARY_CHARS, NativePolicy, type NativeSettings } from "./policy-native.ts";
-import { NonePolicy } from "./policy-none.ts";
 import { type ModelPrices, pricesOf } from "./prices.ts";
 import { PromptCache, usageOf } from "./prompt-cache.ts";
 import { ProviderTokens } from "./provider-tokens.ts";
@@ -32,7 +32,7 @@ import { type LoadedSession, loadSession, openSession } from "./session-file.ts"
 import { type CheckedSession, ReplayInputError } from "./session-lines.ts";
 import { type ModelRef, mainModel, modelKeyOf, modelRefOf, type Transcript, transcriptOf } from "./transcript.ts";
 
-export interface ReplayOptions {
+interface ReplayOptions {
 	/** The model's context window (default: Pi's catalog entry for the session's main model). */
 	window?: number;
 	/** pi-fold's serving budget, providerInputBudget (default: the window minus an output reservation). */
@@ -181,7 +181,7 @@ export async function replayChecked(
 	return replaySession(openSession(checked), core, options);
 }
 
-export async function replaySession(
+async function replaySession(
 	session: LoadedSession,
 	core: PiFoldCore,
 	options: ReplayOptions = {},

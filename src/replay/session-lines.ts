@@ -9,9 +9,9 @@ import type { FileEntry } from "@earendil-works/pi-coding-agent";
 import { describeValue, errorMessage } from "../vocabulary.ts";
 
 /** Bad lines named at most (the rest are counted). */
-export const MAX_REPORTED_LINES = 10;
+const MAX_REPORTED_LINES = 10;
 /** Larger session files are refused: far above any real session, far below what would exhaust memory. */
-export const MAX_SESSION_BYTES = 1024 * 1024 * 1024;
+const MAX_SESSION_BYTES = 1024 * 1024 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
 
 /** A session file that cannot be replayed: the message names the file and, where it applies, the line. */

@@ -28,12 +28,12 @@ import { contentOf, FoldReadError, type LooseEntry, type SessionFolds, verifiedF
 /** pi-fold's own custom messages: every custom type it writes is named "pi-fold-…". */
 const NOTICE_PREFIX = `${RECORD_TYPE}-`;
 
-export interface UnfoldEdit {
+interface UnfoldEdit {
 	targetId: string;
 	replacement: { content: unknown } | null;
 }
 
-export interface UnfoldPlan {
+interface UnfoldPlan {
 	edits: UnfoldEdit[];
 	/**
 	 * pi-fold's own expand records for every fold still folded, outermost first, so a pi-fold

@@ -11,14 +11,14 @@
 //   spec.title, spec.width, spec.height: optional (defaults 960 x 420).
 // Every text node and attribute value is XML-escaped; non-finite points are refused.
 
-export interface ChartSeries {
+interface ChartSeries {
 	name: string;
 	points: readonly number[];
 	/** the line's color (default: the palette's color for the series' position) */
 	color?: string;
 }
 
-export interface RequestChartSpec {
+interface RequestChartSpec {
 	series: readonly ChartSeries[];
 	budget: number;
 	window?: number;

@@ -33,14 +33,14 @@ export interface RequestUsage {
 }
 
 /** Dollars per million tokens. */
-export interface PriceTier {
+interface PriceTier {
 	input: number;
 	cacheRead: number;
 	cacheWrite: number;
 	output: number;
 }
 
-export interface LongContextTier extends PriceTier {
+interface LongContextTier extends PriceTier {
 	/** a request whose prompt has MORE than this many tokens is priced at this tier, whole */
 	abovePromptTokens: number;
 }
@@ -188,7 +188,7 @@ export async function loadPriceCardFile(path: string): Promise<PriceCard> {
 }
 
 /** What a card reads of a Pi catalog model: its id and `cost` ($ per M tokens, `tiers` by input tokens). */
-export interface CatalogModelCost {
+interface CatalogModelCost {
 	provider: string;
 	id: string;
 	cost?: {

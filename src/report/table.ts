@@ -13,7 +13,7 @@
 // - `ARM_TABLE_ROWS`: the row labels always shown, in order (for tests and for readers that want to find a row).
 import type { ArmReport } from "./arm-report.ts";
 
-export interface ArmTableOptions {
+interface ArmTableOptions {
 	ratio?: { numerator: string; denominator: string };
 	budget?: number;
 	/** fresh input tokens every policy pays at least (every appended message written to the cache once) */

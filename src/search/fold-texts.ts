@@ -38,7 +38,7 @@ const SEPARATOR_BYTES = utf8Length(VIEW_SEPARATOR);
 export const FOLD_TEXTS_MAX_BYTES = 32 * 1024 * 1024;
 
 /** One root fold's leaves as views, in order (undefined: its fold could not be read), and what could not be read. */
-export interface RootViews {
+interface RootViews {
 	views: (EntryView | undefined)[];
 	problems: ReadProblem[];
 }

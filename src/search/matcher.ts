@@ -17,7 +17,7 @@ const WORD = 2;
 const NOTWORD = 3;
 
 /** Instructions a compiled pattern may hold (counted repetitions are expanded). */
-export const MAX_PROGRAM = 20_000;
+const MAX_PROGRAM = 20_000;
 /** Cached DFA states before the cache is dropped. */
 const MAX_STATES = 4_000;
 
@@ -261,7 +261,7 @@ class Dfa {
 }
 
 /** Where one line's first match lies: UTF-16 indices into the text scanned. */
-export interface LineMatch {
+interface LineMatch {
 	lineStart: number;
 	lineEnd: number;
 	start: number;

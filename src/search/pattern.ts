@@ -15,7 +15,7 @@ export type Node =
 
 export const MAX_QUERY_CHARS = 512;
 /** A counted repetition's bound ({n,m}). */
-export const MAX_REPEAT = 1000;
+const MAX_REPEAT = 1000;
 
 export class PatternError extends Error {
 	override name = "PatternError";
@@ -23,7 +23,7 @@ export class PatternError extends Error {
 
 const MAX_CP = 0x10ffff;
 
-export function normalize(ranges: Ranges): Ranges {
+function normalize(ranges: Ranges): Ranges {
 	const pairs: [number, number][] = [];
 	for (let i = 0; i < ranges.length; i += 2) pairs.push([ranges[i], ranges[i + 1]]);
 	pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -36,7 +36,7 @@ export function normalize(ranges: Ranges): Ranges {
 	return out;
 }
 
-export function complement(ranges: Ranges): Ranges {
+function complement(ranges: Ranges): Ranges {
 	const r = normalize(ranges);
 	const out: Ranges = [];
 	let next = 0;

@@ -16,7 +16,7 @@ import { Matcher } from "./matcher.ts";
 import { literalPattern, MAX_QUERY_CHARS, type Node, PatternError, parseRegex, requiredLiteral } from "./pattern.ts";
 
 /** Past this, a search stops and says how far it got. */
-export const SEARCH_TIME_BUDGET_MS = 3_000;
+const SEARCH_TIME_BUDGET_MS = 3_000;
 /** A matching line is shown in at most this many characters, around the match. */
 const LINE_CHARS = 200;
 const CONTEXT_CHARS = 100;

@@ -15,7 +15,7 @@ export { type ContextEntries, canonicalText, textAt } from "./canonical.ts";
  * summary, a branch summary, a bash execution, a system message) must stay as it is, so the
  * lattice sees it as "system": never inside a fold.
  */
-export function latticeRole(entry: SessionEntry): LatticeEntry["role"] {
+function latticeRole(entry: SessionEntry): LatticeEntry["role"] {
 	if (entry.type === "custom_message") return "custom";
 	if (entry.type !== "message") return "system";
 	const role = entry.message.role;

@@ -9,7 +9,7 @@ export type SessionWalk = {
 };
 
 /** The longest walk back from the leaf an incremental step tries before rebuilding in full. */
-export const MAX_WALK = 512;
+const MAX_WALK = 512;
 
 /**
  * The entries after `since` on the current leaf's path, oldest first ([] when the leaf is still

@@ -16,9 +16,9 @@ import { errorMessage } from "../vocabulary.ts";
 export const EVIDENCE_DIR_NAME = "pi-fold-evidence";
 export const DEFAULT_EVIDENCE_CAP_BYTES = 512 * 1024 * 1024;
 /** Results of at least this many UTF-8 bytes become evidence files (twice the default minFoldChars). */
-export const DEFAULT_EVIDENCE_THRESHOLD_BYTES = 16 * 1024;
+const DEFAULT_EVIDENCE_THRESHOLD_BYTES = 16 * 1024;
 /** Problems kept for status (the newest); older ones are only counted. */
-export const MAX_KEPT_PROBLEMS = 20;
+const MAX_KEPT_PROBLEMS = 20;
 
 /** The evidence directory of a session, or undefined for a session without a file (nothing to anchor to). */
 export function evidenceDirFor(location: { sessionFile?: string; sessionId: string }): string | undefined {
@@ -45,7 +45,7 @@ function namePart(value: string): string {
 	return safe.length > 0 ? safe : "unnamed";
 }
 
-export type EvidenceOutcome =
+type EvidenceOutcome =
 	| { kind: "below-threshold"; bytes: number }
 	| { kind: "written"; file: string; bytes: number }
 	| { kind: "exists"; file: string; bytes: number }
@@ -68,7 +68,7 @@ export interface EvidenceStatus {
 	problems: { count: number; recent: string[] };
 }
 
-export interface EvidenceOptions {
+interface EvidenceOptions {
 	/** The session's evidence directory (evidenceDirFor); undefined disables the writer. */
 	dir: string | undefined;
 	core: PiFoldCore;

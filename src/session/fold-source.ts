@@ -13,7 +13,7 @@ import { type ContextEntries, textAt } from "./canonical.ts";
 import { healLeaves } from "./heal.ts";
 import type { RecordIndex } from "./persist.ts";
 
-export interface SourceLeaf {
+interface SourceLeaf {
 	entryId: string;
 	/** The entry's exact canonical JSON (one session-file line). */
 	text: string;
@@ -245,7 +245,7 @@ export function sourceView(source: FoldSource, lattice: FoldLattice): SourceView
 }
 
 /** Where each part of a fold's text view starts, in UTF-8 bytes, given each part's length. */
-export function partOffsets(parts: readonly ViewPart[], bytesOf: (part: ViewPart, i: number) => number): number[] {
+function partOffsets(parts: readonly ViewPart[], bytesOf: (part: ViewPart, i: number) => number): number[] {
 	const sep = new TextEncoder().encode(VIEW_SEPARATOR).length;
 	const out: number[] = [];
 	let at = 0;

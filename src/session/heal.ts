@@ -11,7 +11,7 @@ import type { FoldStore } from "../store/index.ts";
 import { errorMessage } from "../vocabulary.ts";
 import { type ContextEntries, textAt } from "./canonical.ts";
 
-export interface HealInput {
+interface HealInput {
 	lattice: FoldLattice;
 	context: ContextEntries;
 	store: FoldStore;

@@ -36,7 +36,7 @@ export interface Open {
 }
 
 /** `now` is `before` plus entries appended at the end (same entries, by id, in the same places). */
-export function extendsEntries(before: readonly SessionEntry[], now: readonly SessionEntry[]): boolean {
+function extendsEntries(before: readonly SessionEntry[], now: readonly SessionEntry[]): boolean {
 	if (now.length < before.length) return false;
 	for (let i = 0; i < before.length; i++) if (before[i] !== now[i] && before[i].id !== now[i].id) return false;
 	return true;

@@ -13,7 +13,7 @@ export interface PeekFollowUp {
 }
 
 /** A person's /fold: commit staged marks (all, or only these) at the next boundary. */
-export interface FoldRequest {
+interface FoldRequest {
 	only?: ReadonlySet<FoldId>;
 }
 

@@ -16,7 +16,7 @@ import {
 /** Where the thresholds in force came from. */
 export type ThresholdSource = "defaults" | "file" | "options";
 
-export type EditOutcome =
+type EditOutcome =
 	| { ok: true; settings: UserSettings; live: boolean }
 	| { ok: false; problems: string[]; settings?: undefined };
 

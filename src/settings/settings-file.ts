@@ -18,7 +18,7 @@ export interface UserSettings {
 }
 
 /** Where the file lives; both default to this process's. */
-export interface SettingsLocation {
+interface SettingsLocation {
 	env?: Readonly<Record<string, string | undefined>>;
 	home?: string;
 }
@@ -50,7 +50,7 @@ export type SettingsLoad =
 	/** Unreadable or invalid: left alone, the defaults apply. */
 	| { state: "invalid"; path: string; settings: UserSettings; reason: string };
 
-export type SettingsCheck = { ok: true; settings: UserSettings } | { ok: false; problems: string[] };
+type SettingsCheck = { ok: true; settings: UserSettings } | { ok: false; problems: string[] };
 
 export function defaultSettings(): UserSettings {
 	return { thresholds: { ...DEFAULT_THRESHOLDS } };
@@ -78,7 +78,7 @@ type Parsed = { ok: true; settings: UserSettings; changes: string[] } | { ok: fa
  * Read a file's text: its settings and the migration steps it needs (none for a current file), or
  * why it is invalid. Pure. Dropped keys are removed only if everything else in the file is valid.
  */
-export function parseSettingsText(text: string): Parsed {
+function parseSettingsText(text: string): Parsed {
 	let data: unknown;
 	try {
 		data = JSON.parse(text.replace(/^\uFEFF/, ""));

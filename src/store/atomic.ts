@@ -64,7 +64,7 @@ export interface PublishItem {
 const knownDirs = new Set<string>();
 
 /** mkdir -p, then fsync the parent of every directory it created so the new entries are durable. */
-export function ensureDir(dir: string): void {
+function ensureDir(dir: string): void {
 	if (knownDirs.has(dir)) return;
 	let first: string | undefined;
 	try {

@@ -56,7 +56,7 @@ export interface ExpectedFold {
 }
 
 /** Bounds on one verification walk: refused past them, with the reason. */
-export interface VerifyLimits {
+interface VerifyLimits {
 	/** Nesting depth of fold records. */
 	maxDepth: number;
 	/** Leaves the fold expands to, counting a repeated child each time. */
@@ -67,7 +67,7 @@ export interface VerifyLimits {
  * Far above what a session makes (one leaf per entry; folds nest by consolidation), far below what
  * would exhaust memory: a crafted record naming one child many times, nested, is refused here.
  */
-export const VERIFY_LIMITS: VerifyLimits = { maxDepth: 1024, maxLeaves: 1_000_000 };
+const VERIFY_LIMITS: VerifyLimits = { maxDepth: 1024, maxLeaves: 1_000_000 };
 
 /**
  * Where new writes go: "packs" (one pack file per write batch; the default) or "loose" (one file per

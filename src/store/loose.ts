@@ -30,7 +30,7 @@ export function isQuarantineName(name: string): boolean {
 }
 
 /** What the loose layer needs of the store it belongs to. */
-export interface LooseOwner {
+interface LooseOwner {
 	readonly stats: ContentStats;
 	hashAll(spans: readonly Uint8Array[]): HexHash[];
 	/** A damaged file was set aside. */

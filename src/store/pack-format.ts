@@ -16,10 +16,10 @@ import { DIGEST_BYTES, fromHexInto } from "../../bindings/index.ts";
 import type { HexHash } from "../fold-types.ts";
 import type { ContentKind } from "./content.ts";
 
-export const PACK_MAGIC = "PIFOLDPK";
-export const PACK_VERSION = 1;
+const PACK_MAGIC = "PIFOLDPK";
+const PACK_VERSION = 1;
 export const PACK_HEADER_BYTES = 24;
-export const PACK_ENTRY_BYTES = 48;
+const PACK_ENTRY_BYTES = 48;
 /** A pack holds at most this many entries (a batch is cut into several packs past it). */
 export const PACK_MAX_ENTRIES = 65_536;
 /** A pack file's name: the hash of its header and index. */
@@ -75,7 +75,7 @@ export function encodePack(items: readonly PackItem[], salt = 0): { file: Uint8A
 }
 
 /** What the header of a file says about it as a pack. */
-export type PackHeader =
+type PackHeader =
 	| { ok: true; count: number }
 	| { ok: false; reason: string /** A pack from a newer pi-fold: left alone, never set aside. */; newer?: boolean };
 

@@ -1,13 +1,14 @@
 // The shapes every pi_fold_context answer shares: model-facing text plus typed details.
 import type { AgentToolResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FoldActions } from "../operations/actions.ts";
-import { type Arithmetic, arithmeticText } from "../operations/overview.ts";
+import type { Arithmetic } from "../operations/overview.ts";
+import { arithmeticText } from "./arithmetic-text.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import type { ActionName } from "./schema.ts";
 import type { StatusDetails } from "./status.ts";
 
 /** Details of a refused call or an internal failure: nothing changed. */
-export interface RefusalDetails {
+interface RefusalDetails {
 	ok: false;
 	action: string | null;
 	refusal: string;
@@ -15,7 +16,7 @@ export interface RefusalDetails {
 }
 
 /** Details of an action on folds: what it did, and the closing arithmetic. */
-export interface ActionDetails {
+interface ActionDetails {
 	ok: true;
 	action: Exclude<ActionName, "status">;
 	result: Record<string, unknown>;

@@ -14,7 +14,7 @@ import {
 } from "../vocabulary.ts";
 
 /** Every action the tool accepts; each one is implemented by one module in src/tool/. */
-export const ACTIONS = [
+const ACTIONS = [
 	"status",
 	"peek",
 	"search",

@@ -21,7 +21,7 @@ function hitLines(h: SearchHit, k: number): string[] {
 }
 
 /** The answer's text: header, hits, folds that could not be read, and how to go on. */
-export function searchText(a: SearchAnswer, args: { query: string; regex?: boolean; limit?: number }): string[] {
+function searchText(a: SearchAnswer, args: { query: string; regex?: boolean; limit?: number }): string[] {
 	const kind = a.mode === "regex" ? "regex" : "literal";
 	const first = a.offset + 1;
 	const last = a.offset + a.hits.length;

@@ -1,10 +1,10 @@
 // action "status": which pi-fold, which Wasm core (with proof it answers), which Pi.
 import type { FoldActions, Overview } from "../operations/actions.ts";
 import { type CoreReport, coreReport } from "../operations/core-report.ts";
-import { arithmeticText } from "../operations/overview.ts";
 import { policyLines } from "../operations/policy-lines.ts";
 import { problemLines, type RuntimeStatus } from "../operations/status.ts";
 import type { FoldView, ReadonlyLattice } from "../operations/view.ts";
+import { arithmeticText } from "./arithmetic-text.ts";
 import type { ToolCall, ToolEnv } from "./env.ts";
 import { answer, continuation, type FoldToolResult } from "./result.ts";
 import type { FoldToolArgs } from "./schema.ts";
@@ -37,7 +37,7 @@ export interface StatusDetails {
 export const TREE_PAGE = 30;
 const TREE_LINE_CHARS = 160;
 /** Roots, marks and problems a compact status lists by name; past that it counts them. */
-export const STATUS_LIST = 12;
+const STATUS_LIST = 12;
 
 /** At most STATUS_LIST items, then how many more. */
 function capped<T>(items: readonly T[], line: (x: T) => string, more: (n: number) => string): string[] {
@@ -99,7 +99,7 @@ function evidenceLine(ev: RuntimeStatus["evidence"]): string {
 }
 
 /** Marks (origin, share freed, prefix rewritten) and pins, from the runtime's overview. */
-export function overviewLines(o: Overview, rt: RuntimeStatus | undefined): string[] {
+function overviewLines(o: Overview, rt: RuntimeStatus | undefined): string[] {
 	const budget = o.arithmetic.budget;
 	const origin = new Map(rt?.pendingMarks.map((m) => [m.id, m]) ?? []);
 	const lines = capped(

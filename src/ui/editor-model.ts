@@ -11,7 +11,7 @@ import type { FoldView, OpenView, ReadonlyLattice, StagedEdit } from "../operati
 import type { FoldId } from "../vocabulary.ts";
 import { formatTokens, percentOf, stagedNote, tokensOfBudget, type WindowFigure } from "./window-figure.ts";
 
-export type RowKind = "raw" | "pending" | "committed" | "expanded";
+type RowKind = "raw" | "pending" | "committed" | "expanded";
 
 export interface EditorRow {
 	/** Stable across refreshes while the row exists: `raw:<first entry id>` or `fold:<id>`. */
@@ -37,7 +37,7 @@ export interface EditorRow {
 	text: string;
 }
 
-export interface MapInput {
+interface MapInput {
 	/** The lattice as the next request will show it (staged edits applied). */
 	lattice: ReadonlyLattice;
 	context: OpenView["context"];

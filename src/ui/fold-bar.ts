@@ -60,7 +60,7 @@ export function limitText(l: BudgetFacts): string {
 }
 
 /** What the bar shows, in calibrated tokens. */
-export interface BarFigures {
+interface BarFigures {
 	/** Each part, scaled so that the parts sum to `tokens`. */
 	parts: Record<PartName, number>;
 	tokens: number;
@@ -82,7 +82,7 @@ export function barFigures(c: WindowComposition, measured: boolean, figure?: Win
 }
 
 /** Bar cells per part: the filled share of BAR_CELLS, split by largest remainder in bar order. */
-export function barCells(f: BarFigures): Record<PartName, number> {
+function barCells(f: BarFigures): Record<PartName, number> {
 	const cells: Record<PartName, number> = { deep: 0, folded: 0, pending: 0, raw: 0, pinned: 0 };
 	if (!f.budget || f.tokens <= 0) return cells;
 	const filled = Math.min(BAR_CELLS, Math.round((f.tokens / f.budget) * BAR_CELLS));

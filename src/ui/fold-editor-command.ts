@@ -9,7 +9,7 @@ import type { EditorRow } from "./editor-model.ts";
 import { FoldEditor } from "./fold-editor.ts";
 
 /** The map as plain lines, for modes without the interactive TUI. */
-export function mapText(header: readonly string[], rows: readonly EditorRow[]): string {
+function mapText(header: readonly string[], rows: readonly EditorRow[]): string {
 	return [...header, ...rows.map((r) => `${r.label}  ${r.text}`)].join("\n");
 }
 

@@ -33,9 +33,9 @@ import {
 import { windowFigure } from "./window-figure.ts";
 
 /** Rows the list shows at once (it scrolls). */
-export const VISIBLE_ROWS = 14;
+const VISIBLE_ROWS = 14;
 
-export interface FoldEditorDeps {
+interface FoldEditorDeps {
 	actions: FoldActions;
 	runtime: RuntimeView;
 	ctx: ExtensionContext;

@@ -13,7 +13,7 @@ import {
 } from "../vocabulary.ts";
 import { formatTokens, percentOf } from "./window-figure.ts";
 
-export interface NoticeLine {
+interface NoticeLine {
 	glyph: string;
 	colour: ThemeColor;
 	text: string;

@@ -182,7 +182,7 @@ class UseFallback extends Error {}
  * Renderers for one tool row: the muted row while its call is folded, `base` (the next resolver's,
  * or the tool's own) otherwise.
  */
-export function cleanChatRenderers(base: ToolRenderers, calls: FoldedCalls, rows: RowRegistry): ToolRenderers {
+function cleanChatRenderers(base: ToolRenderers, calls: FoldedCalls, rows: RowRegistry): ToolRenderers {
 	const row: { callId?: string; folded?: FoldedCall; shared: boolean } = { shared: false };
 	const decide = (context: RenderContext): void => {
 		// Pi gives each row its own renderers; if something shares this object, the shell cannot follow.
@@ -213,7 +213,7 @@ export function cleanChatRenderers(base: ToolRenderers, calls: FoldedCalls, rows
 	};
 }
 
-export interface CleanChat {
+interface CleanChat {
 	calls: FoldedCalls;
 	rows: RowRegistry;
 	/** Redraw the rows whose fold changed (after a commit, expand, refold); never throws. */

@@ -52,7 +52,7 @@ export function checkFoldable(d: LatticeData, s: number, e: number): void {
 }
 
 /** How the existing folds stand to a span [s, e). Every list is in pre-order (outermost first). */
-export interface SpanRelations {
+interface SpanRelations {
 	/** The fold with exactly this span. */
 	equal?: FoldNode;
 	/** Folds that overlap it without either containing the other. */
@@ -77,7 +77,7 @@ export function relateSpan(structure: Structure, s: number, e: number): SpanRela
 }
 
 /** What a new mark over [s, e) must know of the folds there: the first of each kind that refuses it. */
-export interface MarkRelations {
+interface MarkRelations {
 	equal?: FoldNode;
 	/** The first fold, in pre-order, overlapping the span partially. */
 	partial?: FoldNode;

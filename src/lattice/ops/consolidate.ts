@@ -12,7 +12,7 @@ import { BRIEF_MAX_CHARS, briefText, isProvenance } from "../vocabulary.ts";
 import { type Change, foldList, idsOf, type LatticeData } from "./common.ts";
 
 /** The consolidation as planned, before it is linked in: what its brief is written from. */
-export interface PlannedConsolidation {
+interface PlannedConsolidation {
 	id: FoldId;
 	kind: "consolidation";
 	children: FoldChild[];

@@ -32,7 +32,7 @@ export function commit(d: LatticeData, ids: unknown): Change<CommitResult> {
 }
 
 /** The outermost collapsed (committed) ancestor of a fold, if any: it hides the fold. */
-export function collapsedAncestor(d: LatticeData, f: FoldNode): FoldNode | undefined {
+function collapsedAncestor(d: LatticeData, f: FoldNode): FoldNode | undefined {
 	let hidden: FoldNode | undefined;
 	for (let i = f.parent; i !== -1; i = d.structure.nodes[i].parent) {
 		const a = d.structure.nodes[i];

@@ -1,8 +1,8 @@
 // No context management: every request is the whole conversation so far.
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { RequestRecord } from "../report/arm-report.ts";
-import type { Policy, PolicyEvent } from "./policy.ts";
-import { WholeLogPolicy } from "./policy-whole-log.ts";
+import type { Policy, PolicyEvent } from "./arm.ts";
+import { WholeLogPolicy } from "./arm-whole-log.ts";
 import type { Turn } from "./transcript.ts";
 
 export class NonePolicy extends WholeLogPolicy implements Policy {

@@ -1,12 +1,13 @@
-// What each replayed context policy (pi-fold, Pi's native compaction, none) answers to the driver
-// (replay.ts), which feeds all three the same recorded steps in the same order.
+// The replay's arms: what each replayed context policy (pi-fold, Pi's native compaction, none)
+// answers to the driver (replay.ts), which feeds all three the same recorded steps in the same order.
+// (Named arms, not policies, so that they are not taken for pi-fold's own commit policy in policy/.)
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { RequestRecord } from "../report/arm-report.ts";
 import type { Turn } from "./transcript.ts";
 
-export const POLICY_NAMES = ["pi-fold", "native", "none"] as const;
+const POLICY_NAMES = ["pi-fold", "native", "none"] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
 /** A rewrite of the window the policy made (a commit, a compaction), and the request that first carries it. */

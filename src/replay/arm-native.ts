@@ -30,17 +30,17 @@ import {
 	shouldCompact,
 } from "@earendil-works/pi-coding-agent";
 import type { RequestRecord } from "../report/arm-report.ts";
+import type { Policy, PolicyEvent } from "./arm.ts";
+import { WholeLogPolicy } from "./arm-whole-log.ts";
 import type { LogHeader } from "./entry-log.ts";
 import type { RequestMeter } from "./measure.ts";
-import type { Policy, PolicyEvent } from "./policy.ts";
-import { WholeLogPolicy } from "./policy-whole-log.ts";
 import type { ProviderTokens } from "./provider-tokens.ts";
 import { modelKeyOf, type Turn } from "./transcript.ts";
 
 /** Summary size when the session has no compaction of its own (the fixture's two real Pi summaries: 4291 and 3649 characters). */
 export const DEFAULT_SUMMARY_CHARS = 4000;
 /** Pi 1.6's summarization system prompt and instructions: about 1300 characters. */
-export const SUMMARY_PROMPT_TOKENS = 330;
+const SUMMARY_PROMPT_TOKENS = 330;
 
 /** Pi's compaction settings (its CompactionSettings, all fields set) and the model's window. */
 export interface NativeSettings {

@@ -20,8 +20,8 @@ import type { ModelLimits } from "../meter/budget.ts";
 import type { RequestRecord } from "../report/arm-report.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
 import { errorMessage, type RuntimeSettings } from "../vocabulary.ts";
+import type { Policy, PolicyEvent } from "./arm.ts";
 import { EntryLog, type LogHeader } from "./entry-log.ts";
-import type { Policy, PolicyEvent } from "./policy.ts";
 import type { Turn } from "./transcript.ts";
 
 const outcomeOf = (m: AssistantMessage): TurnEndEvent["outcome"] =>
