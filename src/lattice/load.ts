@@ -4,10 +4,10 @@
 import type { BriefProvenance, FoldId, FoldKind, FoldState } from "../fold-types.ts";
 import type { ContextIndex } from "./entries.ts";
 import { compareSpans, type FoldSpec } from "./fold.ts";
+import { BRIEF_MAX_CHARS, briefLength, isFoldKind, isFoldState, isProvenance } from "./fold-values.ts";
 import { refuse, show } from "./outcome.ts";
 import { buildStructure, foldAtSpan, type LatticeCore, preorderOf, type Structure } from "./structure.ts";
 import { pinnedIds } from "./views.ts";
-import { BRIEF_MAX_CHARS, briefLength, isFoldKind, isFoldState, isProvenance } from "./vocabulary.ts";
 
 export interface SavedFold {
 	/** Checked on load when present: the content must still give this id. */

@@ -12,7 +12,6 @@ import type { Thresholds } from "../vocabulary.ts";
 import type { EntryTokens } from "./entry-tokens.ts";
 
 // policy/ names the cache by this module.
-export type { EntryTokens } from "./entry-tokens.ts";
 
 /** What each place of the window costs now, and suffix sums (tokens from a place to the end). */
 interface WindowCosts {

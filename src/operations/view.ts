@@ -5,8 +5,8 @@
 import type { ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldLattice, LatticeEntry } from "../lattice/index.ts";
-import type { EntryTokens } from "../meter/arithmetic.ts";
 import type { Budget } from "../meter/budget.ts";
+import type { EntryTokens } from "../meter/entry-tokens.ts";
 import type { Model } from "../meter/meter.ts";
 import type { Occupancy } from "../meter/occupancy.ts";
 import type { Open } from "../session/open-session.ts";

@@ -8,7 +8,7 @@ import type { PiFoldCore } from "../../bindings/index.ts";
 import type { EntryLookup } from "../briefs/span.ts";
 import { changedOnly, commitDrafts, validateDrafts } from "../edits/drafts.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { EntryTokens } from "../meter/arithmetic.ts";
+import type { EntryTokens } from "../meter/entry-tokens.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { JournalOp } from "../session/journal.ts";
 import { committedFolds, type RecordIndex } from "../session/persist.ts";

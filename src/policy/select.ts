@@ -7,7 +7,7 @@ import { MARK_ELIGIBLE, type PiFoldCore } from "../../bindings/index.ts";
 import { keepMarkBriefs, markBrief } from "../briefs/briefs.ts";
 import type { EntryLookup } from "../briefs/span.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import type { EntryTokens } from "../meter/arithmetic.ts";
+import type { EntryTokens } from "../meter/entry-tokens.ts";
 import { estimateMessages } from "../meter/estimate.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { FoldId } from "../vocabulary.ts";

@@ -10,7 +10,7 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { projectionWith } from "../edits/drafts.ts";
-import type { FoldBridge } from "../edits/fold-bridge.ts";
+import type { EarlyWindow } from "../edits/early-window.ts";
 import { editedTargets, windowRepair } from "../edits/reconcile.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import { windowCosts } from "../meter/arithmetic.ts";
@@ -34,7 +34,7 @@ export interface BoundaryDeps {
 	meter: Meter;
 	recorder: RewriteRecorder;
 	staged: Staged;
-	repair: FoldBridge;
+	repair: EarlyWindow;
 	prewriter: LeafPrewriter;
 	/** Entries withdrawn from folding (the frontier leaves them alone). */
 	withdrawn(): ReadonlySet<string>;

@@ -6,7 +6,7 @@
 // bridge; the same marks commit at that prompt's first turn_end, where they project to exactly the
 // messages shown.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { FoldBridge } from "../edits/fold-bridge.ts";
+import type { EarlyWindow } from "../edits/early-window.ts";
 import type { Meter, Model } from "../meter/meter.ts";
 import { commitNeed, modelKey, type Occupancy, occupancyOf } from "../meter/occupancy.ts";
 import type { Open, SessionView } from "../session/open-session.ts";
@@ -20,8 +20,8 @@ export interface EarlyFoldDeps {
 	settings: RuntimeSettings;
 	staged: Staged;
 	/** The /fold bridge that shows the plan, and the window repair, which goes first. */
-	bridge: FoldBridge;
-	repair: FoldBridge;
+	bridge: EarlyWindow;
+	repair: EarlyWindow;
 	sync(sm: SessionView): Open | undefined;
 	commitDeps(): CommitDeps;
 	/** The commit policy, asked for a request no boundary preceded (a prompt's first). */

@@ -7,7 +7,7 @@
 // entries a boundary would have appended, at the same place in the session.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import type { FoldBridge } from "../edits/fold-bridge.ts";
+import type { EarlyWindow } from "../edits/early-window.ts";
 import type { CalibrationOutcome } from "../meter/calibration.ts";
 import { estimateMessages } from "../meter/estimate.ts";
 import type { Meter, Model } from "../meter/meter.ts";
@@ -37,8 +37,8 @@ export interface QuietTurnDeps {
 	settings: RuntimeSettings;
 	meter: Meter;
 	staged: Staged;
-	bridge: FoldBridge;
-	repair: FoldBridge;
+	bridge: EarlyWindow;
+	repair: EarlyWindow;
 	boundary: Boundary;
 	problem(where: string, reason: string): void;
 	sync(sm: SessionView): Open | undefined;

@@ -4,7 +4,7 @@
 // the session; `context_with_system` estimates it as sent, for calibration, and fences it when it
 // would pass the serving budget or a provider would refuse it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { FoldBridge } from "../edits/fold-bridge.ts";
+import type { EarlyWindow } from "../edits/early-window.ts";
 import { PairingWatch } from "../edits/pairing.ts";
 import { ProjectionAligner } from "../meter/alignment.ts";
 import { budgetText } from "../meter/budget.ts";
@@ -19,8 +19,8 @@ export interface RequestDeps {
 	recorder: RewriteRecorder;
 	meter: Meter;
 	/** The window repair and the /fold bridge; a repair shows first. */
-	repair: FoldBridge;
-	bridge: FoldBridge;
+	repair: EarlyWindow;
+	bridge: EarlyWindow;
 	problem(where: string, reason: string, state?: ProblemState): void;
 	/** Rebuild from the session (the window drifted from the folds); arms the repair. */
 	reopen(sm: SessionView): void;

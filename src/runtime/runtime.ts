@@ -14,7 +14,7 @@ import type {
 	TurnEndEvent,
 } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
-import { FoldBridge } from "../edits/fold-bridge.ts";
+import { EarlyWindow } from "../edits/early-window.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import type { Budget } from "../meter/budget.ts";
 import type { FenceVerdict } from "../meter/fence.ts";
@@ -52,8 +52,8 @@ export class FoldRuntime implements RuntimePort {
 	readonly #prewriter = new LeafPrewriter((where, reason, state) => this.problem(where, reason, state));
 	readonly #compaction: Compaction;
 	/** A /fold planned while idle (shown until turn_end commits it); a window repair (shown, then appended). */
-	readonly #bridge = new FoldBridge();
-	readonly #repair = new FoldBridge();
+	readonly #bridge = new EarlyWindow();
+	readonly #repair = new EarlyWindow();
 	readonly #requests: RequestWatch;
 	readonly #boundary: Boundary;
 	readonly #early: EarlyFold;

@@ -3,7 +3,7 @@
 // same validated operations that made them. Records are plain JSON; each carries `v`.
 import type { SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import { type BriefProvenance, type FoldKind, isFoldId, isHexHash } from "../fold-types.ts";
-import { BRIEF_PROVENANCES, FOLD_KINDS, isFoldKind, isProvenance } from "../lattice/vocabulary.ts";
+import { BRIEF_PROVENANCES, FOLD_KINDS, isFoldKind, isProvenance } from "../lattice/fold-values.ts";
 import { MAX_BRIEF_CHARS } from "../store/index.ts";
 import { RECORD_TYPE } from "../vocabulary.ts";
 

@@ -3,8 +3,8 @@
 // rewrite the window at its placeholder and cost the prefix cache from there on.
 import type { FoldId } from "../../fold-types.ts";
 import { describeFold } from "../fold.ts";
+import { briefText } from "../fold-values.ts";
 import { refuse } from "../outcome.ts";
-import { briefText } from "../vocabulary.ts";
 import { type Change, foldById, type LatticeData } from "./common.ts";
 
 export interface BriefResult {

@@ -4,11 +4,11 @@
 // unless the caller says otherwise.
 import type { BriefProvenance, FoldId } from "../../fold-types.ts";
 import { describeFold, type FoldChild, type FoldLeaf, type FoldNode, type FoldSpec } from "../fold.ts";
+import { BRIEF_MAX_CHARS, briefText, isProvenance } from "../fold-values.ts";
 import { planRoots } from "../grow.ts";
 import { refuse, show } from "../outcome.ts";
 import { rootOf } from "../structure.ts";
 import { leavesOf, viewOf } from "../views.ts";
-import { BRIEF_MAX_CHARS, briefText, isProvenance } from "../vocabulary.ts";
 import { type Change, foldList, idsOf, type LatticeData } from "./common.ts";
 
 /** The consolidation as planned, before it is linked in: what its brief is written from. */

@@ -10,10 +10,10 @@
 import type { FoldId, FoldKind } from "../../fold-types.ts";
 import { errorMessage } from "../../values/error-message.ts";
 import { describeFold, type FoldSpec, kidFold } from "../fold.ts";
+import { briefText, markKind } from "../fold-values.ts";
 import { planRoots } from "../grow.ts";
 import { refuse } from "../outcome.ts";
 import { buildStructure, respec } from "../structure.ts";
-import { briefText, markKind } from "../vocabulary.ts";
 import {
 	type Change,
 	checkFoldable,

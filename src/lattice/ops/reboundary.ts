@@ -9,9 +9,9 @@
 // - A span that is already exactly one mark's is left as it is (only `kind` applies, if given).
 import type { FoldId, FoldKind } from "../../fold-types.ts";
 import { describeFold, type FoldNode, type FoldSpec } from "../fold.ts";
+import { markKind } from "../fold-values.ts";
 import { refuse } from "../outcome.ts";
 import { buildStructure, foldAtSpan, respec } from "../structure.ts";
-import { markKind } from "../vocabulary.ts";
 import { type Change, checkFoldable, idsOf, isStanding, type LatticeData, relateSpan, spanOf } from "./common.ts";
 
 export interface ReboundaryOptions {

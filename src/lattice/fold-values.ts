@@ -1,4 +1,5 @@
-// Runtime lists of the shared vocabulary (src/fold-types.ts holds the types), plus the brief rules.
+// The fold vocabulary as values a reader checks against: the kinds, states and provenances of
+// src/fold-types.ts as lists and guards, and the rules a brief's text keeps to.
 // The Record types make the compiler fail if fold-types.ts gains or loses a member.
 import { BRIEF_MAX_CHARS, type BriefProvenance, type FoldKind, type FoldState } from "../fold-types.ts";
 import { refuse, show } from "./outcome.ts";

@@ -1,5 +1,7 @@
-// The /fold bridge: a person's /fold while Pi is idle is planned at once (its folds written to
-// the store), and the next request is shown folded through the `context` event, the only public
+// An early window: edits shown on the next request before the boundary that appends them. Two use
+// it: a window repair found at open, and a fold planned while Pi is idle (a person's /fold, a model
+// switch, a prompt's first request), its folds written to the store at once. The next request is
+// shown with them through the `context` event, the only public
 // way to change a request before its turn ends (edits returned at a boundary are appended only
 // after the request of that turn went out). The same marks then commit at that
 // prompt's first turn_end as context_edit entries, which project to exactly the messages shown, so
@@ -17,7 +19,7 @@ function withoutSystem(messages: readonly AgentMessage[]): AgentMessage[] {
 
 export type Shown = { ok: true; messages: AgentMessage[]; first: boolean } | { ok: false; reason: string };
 
-export class FoldBridge {
+export class EarlyWindow {
 	#drafts: ContextEditEntryDraft[] | undefined;
 	#shown = false;
 
