@@ -17,7 +17,7 @@ export interface WeighedMark {
 	choosable: boolean;
 }
 
-export interface PolicyInput {
+interface PolicyInput {
 	thresholds: Thresholds;
 	/** The cost model decides (no band was set) and the model's card gives these rates. */
 	rates: CacheRates | undefined;

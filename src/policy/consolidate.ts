@@ -10,7 +10,7 @@ import type { FoldId } from "../vocabulary.ts";
 /** Consolidation takes only touching roots: a raw entry between two folds stays visible. */
 export const CONSOLIDATION_MAX_GAP = 0;
 
-export interface ConsolidateInput {
+interface ConsolidateInput {
 	core: PiFoldCore;
 	consolidateAfter: number;
 	/** Folds known damaged (store or session bytes): never consolidated into a new parent. */

@@ -25,7 +25,7 @@ export interface CacheRates {
 }
 
 /** A model's price card as Pi's catalog gives it (`model.cost`). */
-export interface PriceCardLike {
+interface PriceCardLike {
 	input?: number;
 	cacheRead?: number;
 	cacheWrite?: number;

@@ -12,7 +12,7 @@ import { estimateMessages } from "../meter/estimate.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
 import type { FoldId } from "../vocabulary.ts";
 
-export interface SelectInput {
+interface SelectInput {
 	core: PiFoldCore;
 	lattice: FoldLattice;
 	context: ContextEntries;
@@ -38,7 +38,7 @@ export interface SelectInput {
 	eligibleEnd?: number;
 }
 
-export interface Selection {
+interface Selection {
 	/** The pending marks considered, and the brief each would show (in the same order). */
 	pending: FoldView[];
 	briefs: string[];

@@ -11,7 +11,7 @@ import type { JournalOp } from "../session/journal.ts";
 import type { PeekFollowUp, StagedEdit } from "../session/staged.ts";
 
 /** Apply one staged edit to `lattice` (in place); the reason when the lattice refuses it. */
-export function applyStaged(lattice: FoldLattice, edit: StagedEdit): string | undefined {
+function applyStaged(lattice: FoldLattice, edit: StagedEdit): string | undefined {
 	const r = edit.op === "expand" ? lattice.expand(edit.id) : lattice.refold(edit.id);
 	return r.ok ? undefined : r.reason;
 }
@@ -24,7 +24,7 @@ export function stagedLattice(base: FoldLattice, staged: readonly StagedEdit[]):
 	return work;
 }
 
-export interface StagedBatch {
+interface StagedBatch {
 	lattice: FoldLattice;
 	drafts: ContextEditEntryDraft[];
 	ops: JournalOp[];
@@ -92,7 +92,7 @@ export function stagedBatch(
  * The span of the tool batch holding `toolCallId` — its assistant entry and the results right
  * after it — if it is complete and lies wholly before `seen` (the model has read it).
  */
-export function peekBatchSpan(
+function peekBatchSpan(
 	context: ContextEntries,
 	toolCallId: string,
 	seen: number,

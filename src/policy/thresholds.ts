@@ -13,14 +13,14 @@ export const DEFAULT_THRESHOLDS: Readonly<Thresholds> = Object.freeze({
 });
 
 /** The fewest tool batches the working set keeps raw: the model's grip on what it is doing. */
-export const MIN_RAW_BATCHES = 3;
+const MIN_RAW_BATCHES = 3;
 
 /** Whether these thresholds fix the band: maxTarget or minTarget other than the defaults. */
 export function bandDiffers(t: Pick<Thresholds, "maxTarget" | "minTarget">): boolean {
 	return t.maxTarget !== DEFAULT_THRESHOLDS.maxTarget || t.minTarget !== DEFAULT_THRESHOLDS.minTarget;
 }
 
-export type ThresholdsResult = { ok: true; thresholds: Thresholds } | { ok: false; problems: string[] };
+type ThresholdsResult = { ok: true; thresholds: Thresholds } | { ok: false; problems: string[] };
 
 /** A value as the person wrote it (a settings file, /fold-settings): strings quoted, numbers as they are. */
 const asWritten = (v: unknown): string => (typeof v === "string" ? JSON.stringify(v) : String(v));

@@ -28,7 +28,7 @@ import type { FoldKind, ProblemState, RuntimeSettings } from "../vocabulary.ts";
 /** What the problems of a window that drifted from the folds wait for: the repair, appended at a boundary. */
 export const WINDOW_REPAIR = "window repair";
 
-export interface BoundaryDeps {
+interface BoundaryDeps {
 	core: PiFoldCore;
 	settings: RuntimeSettings;
 	meter: Meter;
@@ -49,7 +49,7 @@ export interface BoundaryDeps {
 	unmeasured(lattice: FoldLattice, tokens: number): void;
 }
 
-export interface BoundaryEdits {
+interface BoundaryEdits {
 	/** Everything in order: repair, staged edits, peek follow-ups, new marks. */
 	drafts: SessionBoundaryDraft[];
 	/** The boundary's projection as the repair leaves it: what a commit plans over. */

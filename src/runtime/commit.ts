@@ -17,7 +17,7 @@ import type { CommitLog } from "../operations/status.ts";
 import { type CommitPlan, commitOps, foldsOf, planCommit, type SkippedFold } from "../policy/commit-plan.ts";
 import { type JournalOp, recordDraft } from "../session/journal.ts";
 import type { Open } from "../session/open-session.ts";
-import { FoldWrites, type PrewrittenLeaves, persistEach, type RecordIndex } from "../session/persist.ts";
+import { type PrewrittenLeaves, persistEach, type RecordIndex } from "../session/persist.ts";
 import type { LeafPrewriter } from "../session/prewrite.ts";
 import type { FoldId, Outcome, Thresholds } from "../vocabulary.ts";
 
@@ -50,7 +50,7 @@ export interface PlanRequest {
 }
 
 /** A plan made durable: what it wrote and the records it appends, and what the store refused. */
-export interface DurablePlan extends CommitPlan {
+interface DurablePlan extends CommitPlan {
 	records: RecordIndex;
 	ops: JournalOp[];
 	skipped: SkippedFold[];
@@ -134,16 +134,8 @@ async function durable(
 	prewritten: PrewrittenLeaves,
 ): Promise<{ records: RecordIndex; refused: SkippedFold[] }> {
 	const records: RecordIndex = new Map(open.records);
-	const ids = foldsOf(plan);
-	try {
-		const writes = new FoldWrites(open.store, open.context, records, prewritten);
-		await writes.stage(plan.lattice, ids);
-		await writes.commit();
-		return { records, refused: [] };
-	} catch {
-		const each = await persistEach(plan.lattice, open.store, open.context, ids, records, prewritten);
-		return { records, refused: each.skipped };
-	}
+	const each = await persistEach(plan.lattice, open.store, open.context, foldsOf(plan), records, prewritten);
+	return { records, refused: each.skipped };
 }
 
 export interface CommitBatch extends Planned {

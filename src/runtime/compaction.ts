@@ -32,7 +32,7 @@ interface Recovery {
 }
 
 /** What the runtime lends the overflow recovery. */
-export interface CompactionDeps {
+interface CompactionDeps {
 	meter: Meter;
 	settings: RuntimeSettings;
 	sync(sm: SessionView): Open | undefined;

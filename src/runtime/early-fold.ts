@@ -15,7 +15,7 @@ import type { Outcome, RuntimeSettings } from "../vocabulary.ts";
 import { type CommitDeps, planBatch } from "./commit.ts";
 import type { CommitTiming } from "./commit-timing.ts";
 
-export interface EarlyFoldDeps {
+interface EarlyFoldDeps {
 	meter: Meter;
 	settings: RuntimeSettings;
 	staged: Staged;

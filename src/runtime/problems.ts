@@ -4,12 +4,12 @@
 // apart from what still needs action.
 
 /** Problems kept for status (the newest). */
-export const MAX_PROBLEMS = 50;
+const MAX_PROBLEMS = 50;
 
 import type { ProblemState } from "../vocabulary.ts";
 
 /** Said after the line of a problem that was repaired. */
-export const REPAIRED_SUFFIX = " (repaired)";
+const REPAIRED_SUFFIX = " (repaired)";
 
 interface Problem {
 	line: string;

@@ -21,7 +21,7 @@ import type { Compaction } from "./compaction.ts";
 import type { RequestWatch } from "./requests.ts";
 
 /** What a turn left: its assistant message and the tool results that answered it. */
-export interface TurnMessages {
+interface TurnMessages {
 	message: { role: "assistant"; stopReason?: string; usage?: unknown };
 	toolResults: unknown[];
 	/**
@@ -32,7 +32,7 @@ export interface TurnMessages {
 	extended: { real: number; ratio: number; appended: number } | undefined;
 }
 
-export interface QuietTurnDeps {
+interface QuietTurnDeps {
 	core: PiFoldCore;
 	settings: RuntimeSettings;
 	meter: Meter;

@@ -15,7 +15,7 @@ import type { SessionView } from "../session/open-session.ts";
 import type { ProblemState } from "../vocabulary.ts";
 import { WINDOW_REPAIR } from "./boundary.ts";
 
-export interface RequestDeps {
+interface RequestDeps {
 	recorder: RewriteRecorder;
 	meter: Meter;
 	/** The window repair and the /fold bridge; a repair shows first. */

@@ -153,7 +153,7 @@ export type PrewrittenLeaves = (hashes: readonly HexHash[]) => Promise<ReadonlyS
  * batch), with its fsyncs off the main thread. Nothing of it is durable, nor in `written`, until
  * commit() resolves; then all of it is. With `prewritten`, leaves it vouches for are not written again.
  */
-export class FoldWrites {
+class FoldWrites {
 	readonly #context: ContextEntries;
 	readonly #written: RecordIndex;
 	readonly #prewritten: PrewrittenLeaves | undefined;
@@ -194,7 +194,7 @@ export class FoldWrites {
  * every leaf and record is durable; `written` grows only with records that are. With `prewritten`,
  * leaves it vouches for are not written again.
  */
-export async function persistFoldsAsync(
+async function persistFoldsAsync(
 	lattice: FoldLattice,
 	store: FoldStore,
 	context: ContextEntries,
@@ -209,7 +209,7 @@ export async function persistFoldsAsync(
 }
 
 /** What persistEach stored, and the folds it could not store with the reason. */
-export interface PersistedEach {
+interface PersistedEach {
 	stored: CommittedFold[];
 	skipped: { id: FoldId; reason: string }[];
 }
