@@ -31,27 +31,11 @@ import {
 	settingsText,
 	type UserSettings,
 } from "../src/settings/settings-file.ts";
-import { type RuntimeSettings, THRESHOLD_KEYS, type Thresholds } from "../src/vocabulary.ts";
+import { THRESHOLD_KEYS, type Thresholds } from "../src/vocabulary.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
+import { freshPath, runtimeSettings, withDefaults, writeRaw } from "./helpers/settings-files.ts";
 
 afterAll(removeTempDirs);
-
-/** A fresh config dir and the settings path under it. */
-function freshPath(): string {
-	return settingsPath({ env: { XDG_CONFIG_HOME: tempDir("xdg") } });
-}
-
-function writeRaw(path: string, text: string): void {
-	mkdirSync(dirname(path), { recursive: true });
-	writeFileSync(path, text);
-}
-
-const withDefaults = (t: Partial<Thresholds>): Thresholds => ({ ...DEFAULT_THRESHOLDS, ...t });
-const runtimeSettings = (): RuntimeSettings => ({
-	thresholds: { ...DEFAULT_THRESHOLDS },
-	blacklistAutoFoldTools: new Set(),
-	bandFixed: false,
-});
 
 describe("where the settings file lives", () => {
 	it("honours an absolute XDG_CONFIG_HOME, else ~/.config under the given home", () => {
@@ -226,34 +210,6 @@ describe("applySettingsEdit", () => {
 		if (r.ok) return;
 		expect(r.problems).toContain(`summarizer is no longer a setting: ${DELETED_OPTIONS.get("summarizer")}`);
 		expect(r.problems.join()).toMatch(/colour is not a setting/);
-	});
-});
-
-describe("who decides commits: the band the person set, or the cost model", () => {
-	it("a band in the settings file other than the defaults fixes it; the defaults (or a reset) leave the cost model", () => {
-		const path = freshPath();
-		writeRaw(path, settingsText({ thresholds: withDefaults({ maxTarget: 0.6, minTarget: 0.3 }) }));
-		const settings = runtimeSettings();
-		const live = new LiveSettings(settings, path, false);
-		expect(settings.bandFixed).toBe(true);
-		expect(live.reset()).toMatchObject({ ok: true, live: true });
-		expect(settings.bandFixed).toBe(false);
-		expect(live.edit({ thresholds: { consolidateAfter: 6 } })).toMatchObject({ ok: true });
-		expect(settings.bandFixed).toBe(false);
-		expect(live.edit({ thresholds: { minTarget: 0.2 } })).toMatchObject({ ok: true });
-		expect(settings.bandFixed).toBe(true);
-	});
-
-	it("options that name maxTarget or minTarget fix the band, whatever the values; other thresholds do not", () => {
-		const fixed = (thresholds: unknown) => {
-			const r = parseOptions({ thresholds });
-			if (!r.ok) throw new Error(r.problems.join("; "));
-			return r.settings.bandFixed;
-		};
-		expect(fixed({ maxTarget: DEFAULT_THRESHOLDS.maxTarget })).toBe(true);
-		expect(fixed({ minTarget: 0.3 })).toBe(true);
-		expect(fixed({ rawBatches: 5 })).toBe(false);
-		expect(fixed(undefined)).toBe(false);
 	});
 });
 
