@@ -33,11 +33,6 @@ export class RequestPace {
 		this.#now = now;
 	}
 
-	/** Now, by the clock the pace is kept with. */
-	now(): number {
-		return this.#now();
-	}
-
 	/**
 	 * A request as it goes out: `tokens` its calibrated size; `appended` whether it is the previous
 	 * one plus new messages (only those measure growth: a commit's request is smaller, not slower).

@@ -130,6 +130,8 @@ export class CommitTiming {
 	/** Every pending mark, stalest first, as the policy weighs it. */
 	#weigh(open: Open, model: Model): WeighedMark[] {
 		const { lattice } = open;
+		// No marks, nothing to weigh: the window's costs are not walked for nothing on every turn.
+		if (lattice.pending().length === 0) return [];
 		const estimates = markEstimates(
 			lattice,
 			open.context,
