@@ -12,3 +12,12 @@ if (!existsSync(core)) {
 }
 mkdirSync(new URL("../dist/wasm/", import.meta.url), { recursive: true });
 copyFileSync(core, new URL("../dist/wasm/pi-fold-core.wasm", import.meta.url));
+
+// The view's page bundle (committed too) goes beside it the same way: dist/src/view reads ../../view.
+const page = new URL("../view/pi-fold-view.js", import.meta.url);
+if (!existsSync(page)) {
+	console.error("copy-core: view/pi-fold-view.js is missing (it is committed): rebuild it with `npm run build:view`");
+	process.exit(1);
+}
+mkdirSync(new URL("../dist/view/", import.meta.url), { recursive: true });
+copyFileSync(page, new URL("../dist/view/pi-fold-view.js", import.meta.url));

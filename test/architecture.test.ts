@@ -36,7 +36,9 @@ const RANKS: Record<string, number> = {
 	commands: 9,
 	ui: 9,
 	replay: 10,
+	view: 11,
 	index: 11,
+	cli: 12,
 };
 
 /** The agent's tool, the commands and the UI: they may import only these parts of src/ (and each other). */

@@ -13,8 +13,8 @@ import type { ReplayResult } from "../src/replay/replay.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
 import { FOLD_BUDGET, FOLD_WINDOW, policy, type Recording, recordedFold } from "./helpers/replay-recordings.ts";
 
-const CLI = fileURLToPath(new URL("../src/replay/cli.ts", import.meta.url));
-const BUILT_BIN = join(REPO_ROOT, "dist/src/replay/bin.js");
+const CLI = fileURLToPath(new URL("../src/cli/cli.ts", import.meta.url));
+const BUILT_BIN = join(REPO_ROOT, "dist/src/cli/bin.js");
 
 afterAll(removeTempDirs);
 
@@ -233,7 +233,7 @@ describe("the CLI", () => {
 		expect(unknown.stderr).toContain("--model acme/nothing-9 is not in Pi's model catalog");
 	});
 
-	it("the built bin (dist/src/replay) runs the same replay, and says its version", async () => {
+	it("the built bin (dist/src/cli) runs the same replay, and says its version", async () => {
 		// Built with the package by `npm run build` (npm test runs it first), from the same compile as dist/bindings.
 		expect(existsSync(BUILT_BIN), "run `npm run build` first").toBe(true);
 		const r = await cli(

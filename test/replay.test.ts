@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { FIXTURE_MISSING, fixtureSession, skipFixture } from "../harness/fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
-import { parseArgs } from "../src/replay/args.ts";
+import { parseArgs } from "../src/cli/args.ts";
 import { MIN_NODE, nodeVersionProblem } from "../src/replay/launch-check.ts";
 import { textReport } from "../src/replay/output.ts";
 import { progressBar } from "../src/replay/progress.ts";

@@ -16,7 +16,7 @@ import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
 
-const CLI = fileURLToPath(new URL("../src/replay/cli.ts", import.meta.url));
+const CLI = fileURLToPath(new URL("../src/cli/cli.ts", import.meta.url));
 const ENV = childEnv(piEnv());
 
 afterAll(removeTempDirs);
@@ -182,7 +182,7 @@ describe("a checkout that was never built (Pi's git install)", () => {
 			} as never,
 		);
 		const line = answer.text.split("\n").find((l) => /^ {2}2\. node /.test(l));
-		expect(line, answer.text).toBe(`  2. node ${join(copy, "src/replay/bin.ts")} unfold ${file}`);
+		expect(line, answer.text).toBe(`  2. node ${join(copy, "src/cli/bin.ts")} unfold ${file}`);
 		const r = await run("sh", ["-c", (line as string).replace(/^ {2}2\. /, "")], { cwd: copy, env: ENV });
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout).toContain("The session now reads the same without pi-fold.");

@@ -39,7 +39,7 @@ function shellWord(text: string): string {
 function commandOf(own: { root: string; bin: string } | undefined): string {
 	if (!own) return "pi-fold";
 	if (existsSync(own.bin)) return `node ${shellWord(own.bin)}`;
-	const source = join(own.root, "src/replay/bin.ts");
+	const source = join(own.root, "src/cli/bin.ts");
 	if (existsSync(source) && !own.root.split(sep).includes("node_modules")) return `node ${shellWord(source)}`;
 	return `pi-fold (this copy is not built: \`npm run build\` in ${shellWord(own.root)} first)`;
 }

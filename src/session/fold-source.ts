@@ -3,13 +3,13 @@
 // object checked against its SHA-256), which is the lossless promise itself; a pending mark is
 // not in the window yet and its leaves may not be written, so it is read from the session's own
 // entries, each re-hashed by the core and compared with the leaf hash the lattice holds.
-import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { DIGEST_BYTES, type PiFoldCore, toHex } from "../../bindings/index.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import { type FoldStore, isStoreError } from "../store/index.ts";
-import { asRecord, errorMessage, type Outcome, type ProblemState } from "../vocabulary.ts";
+import { errorMessage, type Outcome, type ProblemState } from "../vocabulary.ts";
 import { type ContextEntries, textAt } from "./canonical.ts";
+import { entryText } from "./entry-text.ts";
 import { healLeaves } from "./heal.ts";
 import type { RecordIndex } from "./persist.ts";
 
@@ -152,46 +152,6 @@ export function innermostOwners(lattice: FoldLattice, fold: FoldView): FoldId[] 
 	return out;
 }
 
-type Loose = Record<string, unknown>;
-
-/** Text and tool calls of a content field; thinking blocks and provider metadata are left out. */
-function contentLines(content: unknown): string[] {
-	if (typeof content === "string") return [content];
-	if (!Array.isArray(content)) return [];
-	const out: string[] = [];
-	for (const raw of content) {
-		const b = asRecord(raw);
-		if (!b) continue;
-		if (b.type === "text" && typeof b.text === "string") out.push(b.text);
-		else if (b.type === "toolCall")
-			out.push(`-> call ${String(b.name)} ${JSON.stringify(b.arguments ?? {})} [${String(b.id)}]`);
-		else if (b.type === "image") out.push("[image]");
-	}
-	return out;
-}
-
-/** One entry as readable text: a header naming entry and role, then its text. */
-export function entryText(canonical: string): string {
-	let entry: SessionEntry;
-	try {
-		entry = JSON.parse(canonical) as SessionEntry;
-	} catch {
-		return canonical;
-	}
-	const e = entry as unknown as Loose;
-	const message = asRecord(e.message);
-	if (entry.type === "message" && message) {
-		const role = String(message.role);
-		const tool = role === "toolResult" ? ` ${String(message.toolName)} [${String(message.toolCallId)}]` : "";
-		const error = message.isError === true ? " (error)" : "";
-		return [`## entry ${entry.id} · ${role}${tool}${error}`, ...contentLines(message.content)].join("\n");
-	}
-	if (entry.type === "custom_message") {
-		return [`## entry ${entry.id} · custom ${String(e.customType)}`, ...contentLines(e.content)].join("\n");
-	}
-	return [`## entry ${entry.id} · ${entry.type}`, JSON.stringify(e)].join("\n");
-}
-
 /** One part of a fold's text view: a leaf (by its index among the fold's leaves) or a marker line. */
 export type ViewPart = { leaf: number } | { marker: string };
 
@@ -277,3 +237,5 @@ export function sliceUtf8(text: string, offset: number, bytes: number): Slice {
 	const end = boundary(start + bytes);
 	return { text: new TextDecoder().decode(all.subarray(start, end)), start, end, total: all.length };
 }
+
+export { entryText };

@@ -313,6 +313,28 @@ export class ContentStore {
 		return out;
 	}
 
+	/**
+	 * The bytes a read would serve, for a reader that verifies them itself (the viewer's page): the
+	 * first copy that verifies, else the first copy found as it is; undefined when there is none.
+	 * Nothing is marked, set aside or written: the store may belong to a session open in Pi.
+	 */
+	readAsFound(hash: HexHash): { bytes: Uint8Array; verified: boolean } | undefined {
+		checkHash(hash, this.#field);
+		let first: Uint8Array | undefined;
+		for (const source of this.#sources(hash)) {
+			let bytes: Uint8Array;
+			try {
+				bytes = source === "loose" ? this.#loose.readRaw(hash, undefined) : this.packs!.read(source);
+			} catch (err) {
+				if (err instanceof StoreError) continue;
+				throw err;
+			}
+			if (this.hashAll([bytes])[0] === hash) return { bytes, verified: true };
+			first ??= bytes;
+		}
+		return first === undefined ? undefined : { bytes: first, verified: false };
+	}
+
 	/** Where `hash` may be: its pack copies, then the loose file. */
 	#sources(hash: HexHash): (PackCopy | "loose")[] {
 		return [...(this.packs?.copies(this.kind, hash) ?? []), "loose"];

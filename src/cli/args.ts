@@ -1,13 +1,23 @@
-// Command line of `pi-fold replay`: parsed whole before anything runs, every problem named.
+// The `pi-fold` command line (replay, peek, unfold, view): parsed whole before anything runs, every
+// problem named.
+import type { ViewArgs } from "../view/view-command.ts";
 
 export const USAGE = `Usage: pi-fold replay <session.jsonl> [options]
        pi-fold peek <session.jsonl> <fold id> [--raw]
        pi-fold unfold <session.jsonl> [--dry-run]
+       pi-fold view [session.jsonl] [--out <view.html>] [--window <tokens>] [--model <provider/id>]
 
 peek prints one fold's exact originals from the store beside the session file, verified by
 SHA-256 (--raw: the session-file lines themselves). unfold gives every fold of the session's active
 branch its original content back and takes pi-fold's notices out of the model's view, so the session
 reads the same in a Pi without pi-fold (run it with Pi closed on that session). Neither needs Pi.
+
+view shows a session in a browser (default: the current folder's most recent Pi session): each
+request's window, native compaction beside it, the fold tree, search over every folded byte, and
+each fold's originals verified in the page by the WebAssembly core. It serves on 127.0.0.1 only,
+under a random token in the URL it prints, and reads without writing (the session may be open in
+Pi); --out writes the same page as one self-contained file instead. Ctrl-C stops the server.
+--window and --model are passed to the replay that draws native compaction beside the session.
 
 Replays a recorded Pi session offline (no model is called) and shows, side by side, what pi-fold,
 Pi's native compaction and no context management would have sent: tokens, cache reads, cost,
@@ -71,6 +81,7 @@ export type ParsedArgs =
 	| { kind: "replay"; args: ReplayArgs }
 	| { kind: "peek"; args: PeekArgs }
 	| { kind: "unfold"; args: UnfoldArgs }
+	| { kind: "view"; args: ViewArgs }
 	| { kind: "error"; message: string };
 
 const NUMBER_FLAGS = {
@@ -98,8 +109,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 	if (argv.includes("--version") || argv.includes("-V")) return { kind: "version" };
 	const [command, ...rest] = argv;
 	if (command === "peek" || command === "unfold") return parseLeaveArgs(command, rest);
+	if (command === "view") return parseViewArgs(rest);
 	if (command !== "replay")
-		return { kind: "error", message: `unknown command ${JSON.stringify(command)} (known: replay, peek, unfold)` };
+		return { kind: "error", message: `unknown command ${JSON.stringify(command)} (known: replay, peek, unfold, view)` };
 	const out: Partial<ReplayArgs> & { json: boolean; quiet: boolean } = { json: false, quiet: false };
 	const files: string[] = [];
 	for (let i = 0; i < rest.length; i++) {
@@ -158,4 +170,31 @@ function parseLeaveArgs(command: "peek" | "unfold", rest: readonly string[]): Pa
 	return command === "peek"
 		? { kind: "peek", args: { file: words[0], id: words[1], raw: on } }
 		: { kind: "unfold", args: { file: words[0], dryRun: on } };
+}
+
+/** `view [file] [--out file] [--window n] [--model provider/id]` (the last two go to the replay). */
+function parseViewArgs(rest: readonly string[]): ParsedArgs {
+	const args: ViewArgs = { replay: [] };
+	const files: string[] = [];
+	for (let i = 0; i < rest.length; i++) {
+		const arg = rest[i];
+		if (!arg.startsWith("--")) {
+			files.push(arg);
+			continue;
+		}
+		const eq = arg.indexOf("=");
+		const flag = eq < 0 ? arg : arg.slice(0, eq);
+		if (flag !== "--out" && flag !== "--window" && flag !== "--model") {
+			return { kind: "error", message: `unknown option ${arg} for view` };
+		}
+		const value = eq >= 0 ? arg.slice(eq + 1) : rest[++i];
+		if (value === undefined || value === "") return { kind: "error", message: `${flag} needs a value` };
+		if (flag === "--out") args.out = value;
+		else args.replay.push(flag, value);
+	}
+	if (files.length > 1) return { kind: "error", message: `view takes one session file, got ${files.length}` };
+	// The replay's own parser checks --window and --model, so a bad one is refused before anything runs.
+	const replay = parseArgs(["replay", "session.jsonl", ...args.replay]);
+	if (replay.kind === "error") return replay;
+	return { kind: "view", args: files.length === 1 ? { ...args, file: files[0] } : args };
 }

@@ -1,23 +1,25 @@
-// The `pi-fold` command: `replay`, and `peek` and `unfold` (which read a session file without Pi).
+// The `pi-fold` command: `replay`, `peek` and `unfold` (which read a session file without Pi), `view`.
 // bin.ts checks the Node version first; `npm run replay -- <file>` from the repo. Exit codes: 0
 // done, 1 the input cannot be used (a missing, empty, truncated or non-Pi file, a bad price card,
 // an unknown model without --window, no Pi for the replay, an unknown or damaged fold) or the Node
 // is too old, 2 bad usage, 3 an internal error. Bad input is told in one message naming the file
 // and line, never with a stack trace (PI_FOLD_DEBUG=1 shows one for internal errors).
 import { statSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { PiFoldCore } from "../../bindings/index.ts";
+import { findHostLibrary, hostVersionProblem, NO_HOST_LIBRARY, useHostLibrary } from "../replay/host-library.ts";
+import { ownVersion } from "../replay/launch-check.ts";
+import { chartSvg, jsonReport, textReport, writeFileAtomic } from "../replay/output.ts";
+import { peekOutput } from "../replay/peek-command.ts";
+import { progressBar } from "../replay/progress.ts";
+import type { ReplayResult } from "../replay/replay.ts";
+import { FoldReadError, readSessionFolds } from "../replay/session-folds.ts";
+import { ReplayInputError, readSessionFile, skippedWarning } from "../replay/session-lines.ts";
+import { appendToSession, hasWork, planUnfold, unfoldEntries, unfoldSummary } from "../replay/unfold-command.ts";
 import { loadPriceCardFile, PriceCardError } from "../report/price-card.ts";
+import { runView, type ViewArgs, ViewRefusal } from "../view/view-command.ts";
 import { errorMessage } from "../vocabulary.ts";
 import { type PeekArgs, parseArgs, type ReplayArgs, type UnfoldArgs, USAGE } from "./args.ts";
-import { findHostLibrary, hostVersionProblem, NO_HOST_LIBRARY, useHostLibrary } from "./host-library.ts";
-import { ownVersion } from "./launch-check.ts";
-import { chartSvg, jsonReport, textReport, writeFileAtomic } from "./output.ts";
-import { peekOutput } from "./peek-command.ts";
-import { progressBar } from "./progress.ts";
-import type { ReplayResult } from "./replay.ts";
-import { FoldReadError, readSessionFolds } from "./session-folds.ts";
-import { ReplayInputError, readSessionFile, skippedWarning } from "./session-lines.ts";
-import { appendToSession, hasWork, planUnfold, unfoldEntries, unfoldSummary } from "./unfold-command.ts";
 
 /**
  * The package's own Node entry, by its public name: Node resolves a package's name from inside the
@@ -80,7 +82,7 @@ async function run(args: ReplayArgs): Promise<void> {
 		const skipped = skippedWarning(checked);
 		if (skipped !== undefined) process.stderr.write(`pi-fold replay: ${skipped}\n`);
 		useHost(args.quiet);
-		const { replayChecked } = await import("./replay.ts");
+		const { replayChecked } = await import("../replay/replay.ts");
 		result = await replayChecked(checked, await loadCore(), {
 			...(args.window === undefined ? {} : { window: args.window }),
 			...(args.budget === undefined ? {} : { budget: args.budget }),
@@ -129,6 +131,25 @@ async function leave(parsed: { kind: "peek"; args: PeekArgs } | { kind: "unfold"
 	}
 }
 
+/** `view`: serve the session's page until Ctrl-C (or write it to --out). */
+async function view(args: ViewArgs): Promise<void> {
+	const stopped = new Promise((resolve) => {
+		process.once("SIGINT", resolve);
+		process.once("SIGTERM", resolve);
+	});
+	try {
+		await runView(args, {
+			core: await loadCore(),
+			cli: fileURLToPath(import.meta.url),
+			stdout: process.stdout,
+			stopped,
+		});
+	} catch (err) {
+		if (err instanceof ViewRefusal) throw new Refusal(err.message, 1);
+		throw err;
+	}
+}
+
 async function main(argv: readonly string[]): Promise<number> {
 	const parsed = parseArgs(argv);
 	if (parsed.kind === "help") {
@@ -145,6 +166,7 @@ async function main(argv: readonly string[]): Promise<number> {
 	}
 	try {
 		if (parsed.kind === "replay") await run(parsed.args);
+		else if (parsed.kind === "view") await view(parsed.args);
 		else await leave(parsed);
 		return 0;
 	} catch (err) {

@@ -1,0 +1,68 @@
+// Pi's native compaction over the same session, as `pi-fold replay` computes it: the replay runs
+// in a child process (it loads Pi and takes seconds on a long session), so the view answers at
+// once and draws the curve when it arrives. A machine without Pi gets the reason instead.
+import { spawn } from "node:child_process";
+import type { ReplayResult } from "../replay/replay.ts";
+import type { NativeAnswer } from "./view-data.ts";
+
+/** Past this the replay is given up on (a replay of a real session takes seconds). */
+const REPLAY_TIMEOUT_MS = 300_000;
+
+/** The curve from a replay's JSON report. */
+export function curveOf(r: ReplayResult): NativeAnswer {
+	const prompts = (name: string) => r.policies.find((p) => p.name === name)?.prompts ?? [];
+	const native = r.policies.find((p) => p.name === "native");
+	const tier = r.settings.priceTier;
+	return {
+		state: "ready",
+		model: r.settings.servedAs ?? r.model,
+		window: r.settings.window,
+		budget: r.settings.budget,
+		budgetWhy: r.settings.budgetWhy,
+		...(tier
+			? {
+					priceTier: {
+						tokens: tier.above,
+						label: `price tier above ${tier.above.toLocaleString("en-US")} tokens${tier.multiplier ? ` (${tier.multiplier}x)` : ""}`,
+					},
+				}
+			: {}),
+		native: prompts("native"),
+		none: prompts("none"),
+		compactions: (native?.events ?? []).filter((e) => e.what === "compaction").map((e) => e.request),
+	};
+}
+
+/** Run `pi-fold replay --json` on `file` with the CLI at `cli` (and its `options`); never rejects. */
+export function replayCurve(file: string, cli: string, options: readonly string[] = []): Promise<NativeAnswer> {
+	return new Promise((resolve) => {
+		const child = spawn(process.execPath, [cli, "replay", file, ...options, "--json", "--quiet"], {
+			stdio: ["ignore", "pipe", "pipe"],
+			env: process.env,
+		});
+		let out = "";
+		let err = "";
+		child.stdout.setEncoding("utf8").on("data", (d: string) => {
+			out += d;
+		});
+		child.stderr.setEncoding("utf8").on("data", (d: string) => {
+			err += d;
+		});
+		const timer = setTimeout(() => child.kill("SIGKILL"), REPLAY_TIMEOUT_MS);
+		timer.unref();
+		child.on("error", (e) => resolve({ state: "unavailable", reason: `the replay did not start: ${e.message}` }));
+		child.on("close", (code) => {
+			clearTimeout(timer);
+			if (code !== 0) {
+				const why = err.trim().split("\n").pop() ?? `exit ${code}`;
+				resolve({ state: "unavailable", reason: why.replace(/^pi-fold replay: /, "") });
+				return;
+			}
+			try {
+				resolve(curveOf(JSON.parse(out) as ReplayResult));
+			} catch (e) {
+				resolve({ state: "unavailable", reason: `the replay's report could not be read: ${(e as Error).message}` });
+			}
+		});
+	});
+}

@@ -1,0 +1,85 @@
+// The view's page: reads how it was started (a local server, or everything embedded in a saved
+// file), loads the Wasm core, and draws the session: the window chart, the fold tree, search, and
+// a panel where an opened fold's originals are verified. It reaches nothing but where it came from.
+import { loadCoreAsync } from "../../../bindings/index.ts";
+import type { NativeAnswer } from "../view-data.ts";
+import { chart, PARTS } from "./chart.ts";
+import type { PageContext } from "./context.ts";
+import { h } from "./dom.ts";
+import { renderFold } from "./fold-panel.ts";
+import { searchPanel } from "./search-panel.ts";
+import { type Boot, embeddedSource, serverSource } from "./source.ts";
+import { foldTreeView } from "./tree.ts";
+
+/** How often the page asks whether native compaction's curve is ready. */
+const NATIVE_POLL_MS = 500;
+
+function legend(native: NativeAnswer): HTMLElement {
+	const items = PARTS.map(([part, label]) => h("span", { class: "key" }, h("i", { class: `p-${part}` }), label));
+	items.push(h("span", { class: "key" }, h("i", { class: "l-unfolded" }), "with nothing folded (estimated)"));
+	const state =
+		native.state === "ready"
+			? `native compaction as \`pi-fold replay\` computes it for ${native.model} (window ${native.window.toLocaleString("en-US")}; ${native.budgetWhy})`
+			: native.state === "pending"
+				? "native compaction: replaying the session…"
+				: `native compaction: not available (${native.reason})`;
+	items.push(h("span", { class: "key", "data-native": native.state }, h("i", { class: "l-native" }), state));
+	return h("div", { class: "legend" }, ...items);
+}
+
+async function main(): Promise<void> {
+	const root = document.getElementById("app") as HTMLElement;
+	const boot = JSON.parse(document.getElementById("pi-fold-view-boot")?.textContent ?? "{}") as Boot;
+	const source = boot.mode === "file" ? embeddedSource(boot) : serverSource();
+	const [core, view] = await Promise.all([loadCoreAsync(source.wasm()), source.view()]);
+	const panel = h(
+		"section",
+		{ class: "panel", id: "panel" },
+		h("p", { class: "muted" }, "Open a fold to read its originals, verified here."),
+	);
+	const ctx: PageContext = {
+		core,
+		source,
+		view,
+		folds: new Map(view.folds.map((f) => [f.id, f])),
+		open: (id, entryId) => renderFold(ctx, panel, id, entryId),
+	};
+	const committed = view.folds.filter((f) => f.state !== "pending").length;
+	const chartBox = h("div", { class: "chart-box" });
+	const drawChart = (native: NativeAnswer) => chartBox.replaceChildren(chart(view, native), legend(native));
+	root.replaceChildren(
+		h(
+			"header",
+			{},
+			h("h1", {}, "pi-fold view"),
+			h(
+				"p",
+				{ class: "muted" },
+				`${view.file} · session ${view.sessionId} · ${view.requests.length} requests · ${view.commits.length} commits · ${committed} folds · pi-fold ${view.version}`,
+			),
+		),
+		...view.notes.map((n) => h("p", { class: "note" }, n)),
+		chartBox,
+		h(
+			"div",
+			{ class: "columns" },
+			h("section", { class: "side" }, h("h2", {}, "Folds"), searchPanel(ctx), foldTreeView(ctx)),
+			panel,
+		),
+	);
+	let native = await source.native();
+	drawChart(native);
+	while (native.state === "pending") {
+		await new Promise((r) => setTimeout(r, NATIVE_POLL_MS));
+		native = await source.native();
+		if (native.state !== "pending") drawChart(native);
+	}
+}
+
+main().catch((err: unknown) => {
+	const app = document.getElementById("app");
+	if (app)
+		app.replaceChildren(
+			h("p", { class: "bad", "data-failed": "1" }, `The view could not load: ${(err as Error).message}`),
+		);
+});

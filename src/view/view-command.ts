@@ -1,0 +1,66 @@
+// `pi-fold view`: find the session (given, or the current folder's most recent), read it, start the
+// native-compaction replay beside it, then either serve the page until interrupted or write it to
+// one file. Errors a person can fix are thrown as ViewRefusal with the sentence to show.
+import type { Writable } from "node:stream";
+import type { PiFoldCore } from "../../bindings/index.ts";
+import { writeFileAtomic } from "../replay/output.ts";
+import { ReplayInputError } from "../replay/session-lines.ts";
+import { replayCurve } from "./native-curve.ts";
+import { recentSession } from "./recent-session.ts";
+import { sessionView } from "./session-view.ts";
+import { viewFileHtml } from "./view-file.ts";
+import { startViewServer } from "./view-server.ts";
+
+export interface ViewArgs {
+	/** The session file; undefined: the current folder's most recent. */
+	file?: string;
+	out?: string;
+	/** Options for the replay behind native compaction's curve (--window, --model). */
+	replay: string[];
+}
+
+export class ViewRefusal extends Error {
+	override name = "ViewRefusal";
+}
+
+export interface ViewDeps {
+	core: PiFoldCore;
+	/** The `pi-fold` command's script, run again for the replay. */
+	cli: string;
+	stdout: Writable;
+	/** Resolves when the server should stop (Ctrl-C). */
+	stopped: Promise<unknown>;
+}
+
+export async function runView(args: ViewArgs, deps: ViewDeps): Promise<void> {
+	let file = args.file;
+	if (file === undefined) {
+		const recent = recentSession(process.cwd());
+		if ("problem" in recent) throw new ViewRefusal(recent.problem);
+		file = recent.file;
+	}
+	let view: ReturnType<typeof sessionView>;
+	try {
+		view = sessionView(file, deps.core);
+	} catch (err) {
+		if (err instanceof ReplayInputError) throw new ViewRefusal(err.message);
+		throw err;
+	}
+	const native = replayCurve(file, deps.cli, args.replay);
+	if (args.out !== undefined) {
+		const html = viewFileHtml(view, await native);
+		try {
+			writeFileAtomic(args.out, html);
+		} catch (err) {
+			throw new ViewRefusal(`${args.out}: cannot write the page (${(err as { code?: string }).code ?? String(err)})`);
+		}
+		deps.stdout.write(`wrote ${args.out} (${html.length.toLocaleString("en-US")} bytes): open it in a browser\n`);
+		return;
+	}
+	const server = await startViewServer(view, native);
+	deps.stdout.write(
+		`${server.url}\nserving ${file} read-only on 127.0.0.1 (open the URL above; it holds the access token). Ctrl-C stops.\n`,
+	);
+	await deps.stopped;
+	await server.close();
+}

@@ -1,0 +1,55 @@
+// `pi-fold view` run as a person runs it: the real CLI in a child process, its URL read from the
+// first line it prints; stopped with SIGINT as Ctrl-C would.
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { piEnv } from "../../harness/pi-harness.ts";
+import { childEnv, REPO_ROOT } from "./pi-cli.ts";
+
+export const CLI = fileURLToPath(new URL("../../src/cli/cli.ts", import.meta.url));
+
+export interface RunningView {
+	url: string;
+	origin: string;
+	port: number;
+	child: ChildProcess;
+	stderr(): string;
+	stop(): Promise<number | null>;
+}
+
+export function startView(args: readonly string[], env: NodeJS.ProcessEnv = childEnv(piEnv())): Promise<RunningView> {
+	const child = spawn(process.execPath, [CLI, "view", ...args], {
+		cwd: REPO_ROOT,
+		env,
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	let out = "";
+	let err = "";
+	child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+		err += d;
+	});
+	const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+	return new Promise((resolve, reject) => {
+		child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+			out += d;
+			const line = out.split("\n")[0];
+			if (!out.includes("\n")) return;
+			const m = /^(http:\/\/127\.0\.0\.1:(\d+))\/[0-9a-f]{32}\/$/.exec(line);
+			if (!m) {
+				reject(new Error(`pi-fold view printed ${JSON.stringify(out)} (stderr: ${err})`));
+				return;
+			}
+			resolve({
+				url: line,
+				origin: m[1],
+				port: Number(m[2]),
+				child,
+				stderr: () => err,
+				stop: () => {
+					child.kill("SIGINT");
+					return exited;
+				},
+			});
+		});
+		void exited.then((code) => reject(new Error(`pi-fold view exited (${code}) before printing its URL: ${err}`)));
+	});
+}

@@ -1,0 +1,289 @@
+// `pi-fold view` end to end: the real CLI serves a session pi-fold folded inside a real Pi (faux
+// model), the page runs in the headless Chromium the browser test uses, and it is checked the way a
+// person would: every committed fold in the tree, a fold opened shows its original text verified by
+// the page's own Wasm SHA-256, a damaged object says it does not verify, search finds a folded line.
+// The server: nothing without the token, nothing for another host name, nothing off loopback, and
+// nothing written (the session could be open in Pi). PI_FOLD_SCREENSHOT=<file> saves the page.
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
+import { networkInterfaces } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeCore } from "../bindings/node.ts";
+import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { FoldStore } from "../src/store/index.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
+import { findChromium } from "./helpers/chromium.ts";
+import { childEnv, REPO_ROOT, run } from "./helpers/pi-cli.ts";
+import { FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
+import { CLI, type RunningView, startView } from "./helpers/view-server.ts";
+
+const lookup = await findChromium();
+if (!lookup.ok) console.warn(`[view] skipped: ${lookup.reason}`);
+
+type Entry = Record<string, unknown> & { type: string; id: string };
+const entriesOf = (file: string): Entry[] =>
+	readFileSync(file, "utf8")
+		.trimEnd()
+		.split("\n")
+		.map((l) => JSON.parse(l) as Entry);
+
+interface Recorded {
+	id: string;
+	record: string;
+}
+
+/** Every fold the session's records commit (commits and consolidations). */
+function committedFolds(file: string): Recorded[] {
+	const out: Recorded[] = [];
+	for (const e of entriesOf(file)) {
+		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+		const d = e.data as { op: string; folds?: Recorded[]; fold?: Recorded };
+		if (d.op === "commit") out.push(...(d.folds ?? []));
+		if (d.op === "consolidate" && d.fold) out.push(d.fold);
+	}
+	return out;
+}
+
+function copySession(file: string): string {
+	const dir = tempDir("view-session");
+	cpSync(dirname(file), dir, { recursive: true });
+	return join(dir, basename(file));
+}
+
+/** Every file under `dir` with its size and modification time: what a read-only reader must leave alone. */
+function snapshot(dir: string): string[] {
+	return readdirSync(dir, { recursive: true, withFileTypes: true })
+		.filter((e) => e.isFile())
+		.map((e) => {
+			const p = join(e.parentPath, e.name);
+			const s = statSync(p);
+			return `${p} ${s.size} ${s.mtimeMs}`;
+		})
+		.sort();
+}
+
+/** The text of a tool result's first content block. */
+const resultText = (e: Entry | undefined) =>
+	String(((e?.message as { content?: { text?: string }[] } | undefined)?.content ?? [])[0]?.text ?? "");
+
+/** A line of at least 24 characters of a tool result among `entryIds`, found nowhere else in the file's entries. */
+function distinctiveLine(file: string, entryIds: readonly string[]): string {
+	const entries = entriesOf(file);
+	const byId = new Map(entries.map((e) => [e.id, e]));
+	const others = entries.filter((e) => !entryIds.includes(e.id)).map((e) => JSON.stringify(e));
+	for (const id of entryIds) {
+		for (const line of resultText(byId.get(id)).split("\n")) {
+			const t = line.trim();
+			if (t.length >= 24 && !/["\\]/.test(t) && !others.some((o) => o.includes(t))) return t;
+		}
+	}
+	throw new Error("no distinctive line in those entries");
+}
+
+/** Flip one byte of every stored copy of a leaf object (pack entries): it no longer verifies. */
+function damageObject(file: string, sessionId: string, hash: string): void {
+	const store = FoldStore.forSession({ sessionFile: file, sessionId }, nodeCore());
+	const copies = store.packs?.copies("object", hash) ?? [];
+	expect(copies.length).toBeGreaterThan(0);
+	for (const c of copies) {
+		const bytes = readFileSync(c.pack.path);
+		bytes[c.offset + 5] ^= 0x20;
+		writeFileSync(c.pack.path, bytes);
+	}
+}
+
+async function openFold(page: Page, id: string): Promise<string> {
+	await page.click(`li[data-fold="${id}"] .fold-open`);
+	await page.waitForSelector("#panel [data-summary]");
+	return (await page.getAttribute("#panel [data-summary]", "data-summary")) ?? "";
+}
+
+describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
+	let browser: Browser;
+	let source: string;
+	let clean: string;
+	let damaged: string;
+	let damagedFold: string;
+	let damagedEntry: string;
+	let view: RunningView;
+	let broken: RunningView;
+	const outside: string[] = [];
+	let before: string[];
+
+	beforeAll(async () => {
+		if (!lookup.ok) return;
+		source = (await recordedFold()).file;
+		clean = copySession(source);
+		damaged = copySession(source);
+		const sessionId = String(entriesOf(damaged)[0].id);
+		// The damaged object: the first leaf of the first fold a commit made.
+		const store = FoldStore.forSession({ sessionFile: damaged, sessionId }, nodeCore());
+		const first = committedFolds(damaged)[0];
+		const leaf = store.readRecord(first.record).children.find((c) => c.type === "leaf");
+		if (leaf?.type !== "leaf") throw new Error("the first fold has no leaf");
+		damageObject(damaged, sessionId, leaf.hash);
+		damagedFold = first.id;
+		damagedEntry = leaf.entryId;
+		before = snapshot(dirname(clean));
+		const window = ["--window", String(FOLD_WINDOW)];
+		[view, broken] = await Promise.all([startView([clean, ...window]), startView([damaged, ...window])]);
+		browser = await chromium.launch({
+			executablePath: lookup.executablePath,
+			env: lookup.env,
+			args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+			timeout: 30_000,
+		});
+	}, 180_000);
+
+	afterAll(async () => {
+		await browser?.close();
+		await Promise.all([view?.stop(), broken?.stop()]);
+		removeTempDirs();
+	});
+
+	async function page(url: string): Promise<Page> {
+		const p = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+		const origin = new URL(url).origin;
+		p.on("request", (r) => {
+			if (!r.url().startsWith(origin) && !r.url().startsWith("data:")) outside.push(r.url());
+		});
+		await p.goto(url);
+		await p.waitForSelector(".chart");
+		return p;
+	}
+
+	it("the tree shows every committed fold; one opened shows its original text, verified in the page", async () => {
+		const p = await page(view.url);
+		const committed = committedFolds(clean).map((f) => f.id);
+		expect(committed.length).toBeGreaterThan(2);
+		const rows = await p.$$eval("li[data-fold]", (els) =>
+			els.map((e) => [e.getAttribute("data-fold"), e.getAttribute("data-state")]),
+		);
+		expect(new Set(rows.map(([id]) => id))).toEqual(new Set(committed));
+		expect(rows.every(([, state]) => state === "committed")).toBe(true);
+		// The page's chart has a bar per request and a mark per commit.
+		const requests = entriesOf(clean).filter(
+			(e) => e.type === "message" && (e.message as { role: string }).role === "assistant",
+		);
+		expect(await p.locator(".chart .bar").count()).toBe(requests.length);
+		const commits = entriesOf(clean).filter((e) => e.type === "custom" && (e.data as { op: string }).op === "commit");
+		expect(await p.locator(".chart line.commit").count()).toBe(commits.length);
+
+		const fold = committedFolds(clean)[1];
+		expect(await openFold(p, fold.id)).toBe("verified");
+		const leaves = await p.$$eval("#panel .leaf", (els) => els.map((e) => e.getAttribute("data-entry") ?? ""));
+		const text = distinctiveLine(clean, leaves);
+		expect(await p.textContent("#panel")).toContain(text);
+		const verdicts = await p.$$eval("#panel .leaf .verdict", (els) => els.map((e) => e.getAttribute("data-verdict")));
+		expect(verdicts.length).toBe(leaves.length);
+		expect(new Set(verdicts)).toEqual(new Set(["verified"]));
+		if (process.env.PI_FOLD_SCREENSHOT) {
+			await p.waitForSelector('[data-native="ready"]', { timeout: 120_000 });
+			await p.screenshot({ path: process.env.PI_FOLD_SCREENSHOT });
+		}
+		await p.close();
+	}, 180_000);
+
+	it("search finds a folded line and opens its fold at the entry", async () => {
+		const p = await page(view.url);
+		const target = committedFolds(clean)[2];
+		const store = FoldStore.forSession({ sessionFile: clean, sessionId: String(entriesOf(clean)[0].id) }, nodeCore());
+		const entryIds = store.verifyFold(target.record).leaves.map((l) => l.entryId);
+		const line = distinctiveLine(clean, entryIds);
+		await p.fill('input[name="q"]', line);
+		await p.click('form.search button[type="submit"]');
+		await p.waitForSelector(".hits [data-total]");
+		expect(Number(await p.getAttribute(".hits [data-total]", "data-total"))).toBeGreaterThanOrEqual(1);
+		const hitFolds = await p.$$eval(".hits li.hit", (els) => els.map((e) => e.getAttribute("data-fold")));
+		// The innermost fold holding the line: the target or a fold inside it.
+		expect(hitFolds.length).toBeGreaterThan(0);
+		await p.click(".hits li.hit .hit-link");
+		await p.waitForSelector("#panel [data-summary]");
+		expect(await p.textContent("#panel")).toContain(line);
+		await p.close();
+	}, 120_000);
+
+	it("a damaged object shows that it does not verify; its fold is marked damaged", async () => {
+		const p = await page(broken.url);
+		expect(await p.getAttribute(`li[data-fold="${damagedFold}"]`, "data-state")).toBe("damaged");
+		expect(await openFold(p, damagedFold)).toBe("damaged");
+		const leaf = p.locator(`#panel .leaf[data-entry="${damagedEntry}"]`);
+		expect(await leaf.getAttribute("data-ok")).toBe("0");
+		expect(await leaf.locator(".verdict").textContent()).toContain("does not verify");
+		// Its other objects still verify, each on its own.
+		const others = await p.$$eval("#panel .leaf[data-ok='1']", (els) => els.length);
+		expect(others).toBeGreaterThan(0);
+		await p.close();
+	}, 120_000);
+
+	it("refuses every request without the token, or for another host name", async () => {
+		const { origin, url } = view;
+		const token = new URL(url).pathname.split("/")[1];
+		for (const path of ["/", "/api/view", "/core.wasm", `/${"0".repeat(32)}/api/view`, `/${token.slice(1)}/api/view`]) {
+			const res = await fetch(`${origin}${path}`);
+			expect(res.status, path).toBe(403);
+		}
+		expect((await fetch(`${url}api/view`)).status).toBe(200);
+		const rebound = await new Promise<string>((resolve, reject) => {
+			const sock = connect(view.port, "127.0.0.1", () => {
+				sock.write(`GET /${token}/api/view HTTP/1.1\r\nHost: evil.example:${view.port}\r\nConnection: close\r\n\r\n`);
+			});
+			let got = "";
+			sock.on("data", (d) => {
+				got += String(d);
+			});
+			sock.on("end", () => resolve(got));
+			sock.on("error", reject);
+		});
+		expect(rebound.split("\r\n")[0]).toBe("HTTP/1.1 421 Misdirected Request");
+		expect((await fetch(`${url}api/view`, { method: "POST" })).status).toBe(405);
+	});
+
+	it("answers nothing on an address other than loopback", async () => {
+		expect(new URL(view.url).hostname).toBe("127.0.0.1");
+		const addresses = Object.values(networkInterfaces())
+			.flat()
+			.filter((a) => a && !a.internal && a.family === "IPv4")
+			.map((a) => a!.address);
+		for (const address of addresses) {
+			const outcome = await new Promise<string>((resolve) => {
+				const sock = connect(view.port, address, () => {
+					sock.destroy();
+					resolve("connected");
+				});
+				sock.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? "error"));
+			});
+			expect(outcome, address).toBe("ECONNREFUSED");
+		}
+	});
+
+	it("the page reached nothing but its server, and nothing was written beside the session", () => {
+		expect(outside).toEqual([]);
+		expect(snapshot(dirname(clean))).toEqual(before);
+		expect(readFileSync(clean).equals(readFileSync(source))).toBe(true);
+	});
+
+	it("--out writes one self-contained page that verifies and searches with no server", async () => {
+		const out = join(tempDir("view-out"), "view.html");
+		const r = await run(process.execPath, [CLI, "view", damaged, "--out", out, "--window", String(FOLD_WINDOW)], {
+			cwd: REPO_ROOT,
+			env: childEnv(piEnv()),
+			timeoutMs: 120_000,
+		});
+		expect(r.code, r.stderr).toBe(0);
+		expect(r.stdout).toMatch(/^wrote .*view\.html \([\d,]+ bytes\): open it in a browser\n$/);
+		const p = await browser.newPage();
+		const requests: string[] = [];
+		p.on("request", (r) => requests.push(r.url()));
+		await p.goto(pathToFileURL(out).href);
+		await p.waitForSelector(".chart");
+		expect(await p.getAttribute("[data-native]", "data-native")).toBe("ready");
+		expect(await openFold(p, committedFolds(damaged)[1].id)).toBe("verified");
+		expect(await openFold(p, damagedFold)).toBe("damaged");
+		expect(requests.every((u) => u.startsWith("file:") || u.startsWith("data:"))).toBe(true);
+		await p.close();
+	}, 180_000);
+});
