@@ -1,0 +1,142 @@
+// The view's reading of a session without Pi: each request's window rebuilt from the session file
+// alone must be what Pi really sent (weighed by the same estimator), the fold tree must hold what
+// the records commit, and the most recent session of a folder is the one Pi would continue.
+import { cpSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { nodeCore } from "../bindings/node.ts";
+import { tempDir } from "../harness/pi-harness.ts";
+import { parseArgs } from "../src/cli/args.ts";
+import { estimateMessages } from "../src/meter/estimate.ts";
+import { loadSession } from "../src/replay/session-file.ts";
+import { transcriptOf } from "../src/replay/transcript.ts";
+import { recentSession, sessionDirOf } from "../src/view/recent-session.ts";
+import { sessionView } from "../src/view/session-view.ts";
+import { FIXTURE, fixtureAvailable } from "./helpers/fixture-entries.ts";
+import { recordedFold } from "./helpers/replay-recordings.ts";
+
+const core = nodeCore();
+
+describe("the window of every request, rebuilt from the session file", () => {
+	it("sums to what Pi sent for that request, and splits it into raw, pending and briefs", async () => {
+		const rec = await recordedFold();
+		const { data } = sessionView(rec.file, core);
+		expect(data.requests).toHaveLength(rec.work.length);
+		data.requests.forEach((r, k) => {
+			const sent = estimateMessages(core, rec.work[k]).reduce((a, b) => a + b, 0);
+			expect(r.raw + r.pending + r.folded + r.summary, `request ${k + 1}`).toBe(sent);
+			expect(r.billed, `request ${k + 1}`).toBe(rec.billed[k]);
+		});
+		// Before the first commit nothing is folded; after it, briefs stand in for what was kept out.
+		const first = data.commits[0].request;
+		expect(data.requests.slice(0, first).every((r) => r.folded === 0 && r.hidden === 0)).toBe(true);
+		expect(data.requests.slice(first).every((r) => r.folded > 0 && r.hidden > r.folded)).toBe(true);
+		// Marks are pending before their commit: some request carries pending entries.
+		expect(data.requests.some((r) => r.pending > 0)).toBe(true);
+		expect(data.commits.map((c) => c.request)).toEqual(rec.rewritten);
+	}, 120_000);
+
+	it("each fold's size raw is the sum of its leaves', nested folds under their parent", async () => {
+		const { data } = sessionView((await recordedFold()).file, core);
+		const byId = new Map(data.folds.map((f) => [f.id, f]));
+		for (const f of data.folds) {
+			if (f.children.some((c) => c.type === "fold")) {
+				const sum = f.children.reduce((n, c) => n + (c.type === "fold" ? (byId.get(c.id)?.rawTokens ?? 0) : 0), 0);
+				expect(f.rawTokens).toBeGreaterThanOrEqual(sum);
+				for (const c of f.children) if (c.type === "fold") expect(byId.get(c.id)?.parent).toBe(f.id);
+			}
+			expect(f.entries).toBe(f.children.length === 0 ? f.entries : countLeaves(f.id));
+			expect(f.rawTokens).toBeGreaterThan(f.shownTokens);
+		}
+		function countLeaves(id: string): number {
+			const f = byId.get(id);
+			return (f?.children ?? []).reduce((n, c) => n + (c.type === "leaf" ? 1 : countLeaves(c.id)), 0);
+		}
+	}, 120_000);
+});
+
+describe.skipIf(!fixtureAvailable())("the real session fixture (legacy format, two native compactions)", () => {
+	it("gives every request what Pi's own projection sent, its compaction summary shown and what it cut kept out", () => {
+		const { data } = sessionView(FIXTURE, core);
+		const turns = transcriptOf(loadSession(FIXTURE)).steps.flatMap((s) => (s.kind === "turn" ? [s.turn] : []));
+		expect(data.requests).toHaveLength(turns.length);
+		let summarized = 0;
+		turns.forEach((turn, k) => {
+			const sent = estimateMessages(core, turn.recorded).reduce((a, b) => a + b, 0);
+			const r = data.requests[k];
+			const shown = r.raw + r.pending + r.folded + r.summary;
+			if (r.summary === 0) expect(shown, `request ${k + 1}`).toBe(sent);
+			else {
+				// Pi wraps a compaction's summary in a short preamble of its own; the view counts the summary.
+				summarized++;
+				expect(sent - shown, `request ${k + 1}`).toBeGreaterThan(0);
+				expect(sent - shown, `request ${k + 1}`).toBeLessThan(150);
+				expect(r.hidden, `request ${k + 1}`).toBeGreaterThan(0);
+			}
+		});
+		expect(summarized).toBeGreaterThan(0);
+		expect(data.folds).toEqual([]);
+	}, 60_000);
+});
+
+describe("the session `pi-fold view` opens by default", () => {
+	it("is the newest session file of the folder in Pi's session directory", () => {
+		const agent = tempDir("view-agent");
+		const cwd = tempDir("view-cwd");
+		const env = { PI_CODING_AGENT_DIR: agent };
+		const dir = sessionDirOf(cwd, env);
+		expect(dir.startsWith(join(agent, "sessions", "--"))).toBe(true);
+		expect(recentSession(cwd, env)).toEqual({ problem: expect.stringContaining("no Pi sessions for") });
+		mkdirSync(dir, { recursive: true });
+		const header = (id: string) =>
+			`${JSON.stringify({ type: "session", id, timestamp: "2026-01-01T00:00:00Z", cwd })}\n`;
+		const older = join(dir, "a.jsonl");
+		const newer = join(dir, "b.jsonl");
+		const notSession = join(dir, "c.jsonl");
+		writeFileSync(older, header("one"));
+		writeFileSync(newer, header("two"));
+		writeFileSync(notSession, "not a session\n");
+		utimesSync(older, 1000, 1000);
+		utimesSync(newer, 2000, 2000);
+		utimesSync(notSession, 3000, 3000);
+		expect(recentSession(cwd, env)).toEqual({ file: newer });
+		expect(sessionDirOf(cwd, { ...env, PI_CODING_AGENT_SESSION_DIR: "/x/y" })).toBe("/x/y");
+	});
+
+	it("a copy read elsewhere still finds its store beside it", async () => {
+		const file = (await recordedFold()).file;
+		const dir = tempDir("view-copy");
+		cpSync(dirname(file), dir, { recursive: true });
+		const { data } = sessionView(join(dir, basename(file)), core);
+		expect(data.folds.length).toBeGreaterThan(0);
+		expect(data.folds.every((f) => f.state === "committed")).toBe(true);
+	}, 120_000);
+});
+
+describe("`pi-fold view` arguments", () => {
+	it("takes a file or none, --out, and passes --window and --model to the replay", () => {
+		expect(parseArgs(["view"])).toEqual({ kind: "view", args: { replay: [] } });
+		expect(parseArgs(["view", "s.jsonl", "--out", "v.html", "--window=1000"])).toEqual({
+			kind: "view",
+			args: { file: "s.jsonl", out: "v.html", replay: ["--window", "1000"] },
+		});
+		expect(parseArgs(["view", "--model", "anthropic/claude-opus-4-5"])).toMatchObject({ kind: "view" });
+	});
+
+	it("refuses what it cannot use, naming it", () => {
+		expect(parseArgs(["view", "a.jsonl", "b.jsonl"])).toEqual({
+			kind: "error",
+			message: "view takes one session file, got 2",
+		});
+		expect(parseArgs(["view", "--port", "8"])).toEqual({ kind: "error", message: "unknown option --port for view" });
+		expect(parseArgs(["view", "--out"])).toEqual({ kind: "error", message: "--out needs a value" });
+		expect(parseArgs(["view", "--window", "lots"])).toMatchObject({
+			kind: "error",
+			message: expect.stringContaining("--window needs a positive whole number"),
+		});
+		expect(parseArgs(["view", "--model", "nomodel"])).toMatchObject({
+			kind: "error",
+			message: expect.stringContaining("--model needs provider/id"),
+		});
+	});
+});
