@@ -1,7 +1,7 @@
 // The core in a real browser: headless Chromium (driven by playwright-core) loads dist/index.js and the
 // .wasm from a local server, both by streaming compile and by a sync compile of the bytes, and must give
 // exactly what Node and node:crypto give for the same inputs. The browser is the one npm installed
-// (@sparticuz/chromium, pinned), or CHROMIUM_PATH's (test/helpers/chromium.ts); never a system one.
+// (@sparticuz/chromium, pinned), or CHROMIUM_PATH's (harness/chromium.ts); never a system one.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ChromiumLookup, findChromium, NPM_CHROMIUM } from "./helpers/chromium.ts";
+import { type ChromiumLookup, findChromium, NPM_CHROMIUM } from "../harness/chromium.ts";
 import type { CoreCheckResults } from "./hosts/core-checks.js";
 import {
 	DIST_DIR,

@@ -1,4 +1,4 @@
-// Unpacking the npm-pinned Chromium (test/helpers/chromium.ts) must not fail on a busy machine: with
+// Unpacking the npm-pinned Chromium (harness/chromium.ts) must not fail on a busy machine: with
 // its reads slowed down (a throttled stream plays a slow disk) and with two unpacks racing for the
 // same cache folder. The package here is a small one of the same shape (bin/chromium.br and
 // bin/al2023.tar.br, made with the system's tar), so the test needs neither the 200 MB browser nor
@@ -21,7 +21,7 @@ import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { brotliCompressSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { type OpenSource, unpackChromium } from "./helpers/chromium.ts";
+import { type OpenSource, unpackChromium } from "../harness/chromium.ts";
 
 const root = mkdtempSync(join(tmpdir(), "pi-fold-unpack-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

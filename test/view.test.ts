@@ -12,13 +12,13 @@ import { pathToFileURL } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
+import { findChromium } from "../harness/chromium.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { CLI, type RunningView, startView } from "../harness/view-server.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
-import { findChromium } from "./helpers/chromium.ts";
 import { childEnv, REPO_ROOT, run } from "./helpers/pi-cli.ts";
 import { FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
-import { CLI, type RunningView, startView } from "./helpers/view-server.ts";
 
 const lookup = await findChromium();
 if (!lookup.ok) console.warn(`[view] skipped: ${lookup.reason}`);
@@ -129,7 +129,10 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		damagedEntry = leaf.entryId;
 		before = snapshot(dirname(clean));
 		const window = ["--window", String(FOLD_WINDOW)];
-		[view, broken] = await Promise.all([startView([clean, ...window]), startView([damaged, ...window])]);
+		[view, broken] = await Promise.all([
+			startView([clean, ...window], childEnv(piEnv())),
+			startView([damaged, ...window], childEnv(piEnv())),
+		]);
 		browser = await chromium.launch({
 			executablePath: lookup.executablePath,
 			env: lookup.env,

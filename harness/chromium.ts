@@ -22,7 +22,7 @@ import { fileURLToPath } from "node:url";
 import { createBrotliDecompress } from "node:zlib";
 
 export const NPM_CHROMIUM = "@sparticuz/chromium";
-const CACHE = fileURLToPath(new URL("../../node_modules/.cache/pi-fold-chromium/", import.meta.url));
+const CACHE = fileURLToPath(new URL("../node_modules/.cache/pi-fold-chromium/", import.meta.url));
 
 export type ChromiumLookup =
 	| { ok: true; executablePath: string; env: NodeJS.ProcessEnv; source: string; version?: string }

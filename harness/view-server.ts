@@ -2,10 +2,9 @@
 // first line it prints; stopped with SIGINT as Ctrl-C would.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { piEnv } from "../../harness/pi-harness.ts";
-import { childEnv, REPO_ROOT } from "./pi-cli.ts";
 
-export const CLI = fileURLToPath(new URL("../../src/cli/cli.ts", import.meta.url));
+export const CLI = fileURLToPath(new URL("../src/cli/cli.ts", import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 export interface RunningView {
 	url: string;
@@ -16,7 +15,8 @@ export interface RunningView {
 	stop(): Promise<number | null>;
 }
 
-export function startView(args: readonly string[], env: NodeJS.ProcessEnv = childEnv(piEnv())): Promise<RunningView> {
+/** Start `pi-fold view` with `args` in `env` (a test's isolated Pi environment); resolves once it prints its URL. */
+export function startView(args: readonly string[], env: NodeJS.ProcessEnv): Promise<RunningView> {
 	const child = spawn(process.execPath, [CLI, "view", ...args], {
 		cwd: REPO_ROOT,
 		env,
