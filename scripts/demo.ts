@@ -2,11 +2,14 @@
 // native compaction, no management) over the bundled workload, at the session benchmark's defaults
 // (bench/lib/session-compare.ts runs it, exactly as `npm run bench:session` does). Prints three plain
 // lines first (kept, what native lost, cost against native), then the table and the planted-value
-// outcomes; writes session.json and session.svg into demo-output/ (git-ignored). Targets and their
-// verdicts are the benchmark's business, not the demo's.
+// outcomes; writes session.json and session.svg into demo-output/ (git-ignored), with each arm's
+// session (pi-fold's with its fold store) under sessions/, and ends with the command that shows
+// pi-fold's session in a browser (`pi-fold view`). Targets and their verdicts are the benchmark's
+// business, not the demo's.
 // While the sessions run, a terminal shows which arm and stage (scripts/demo-progress.ts).
 // Accepts the benchmark's flags, e.g. `npm run demo -- --stages 16` or `--out-dir DIR`.
 // The core-only demo (hashing a session file) is `npm run demo:core` (scripts/demo-core.ts).
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseSessionArgs, runSessionCompare, SessionArgsError } from "../bench/lib/session-compare.ts";
 import { leadLines } from "../bench/lib/session-lead.ts";
@@ -28,7 +31,8 @@ const WHAT_IS_REAL =
 	"would refuse them.";
 
 async function main(): Promise<void> {
-	const { options, outDir } = await parseSessionArgs(process.argv.slice(2));
+	const { options: given, outDir } = await parseSessionArgs(process.argv.slice(2));
+	const options = { ...given, keepSessions: given.keepSessions ?? join(outDir ?? OUT, "sessions") };
 	// On a terminal, one status line on stderr says which arm and stage run; wiped before the results.
 	const progress = demoProgress(process.stderr);
 	let result: Awaited<ReturnType<typeof runSessionCompare>>;
@@ -51,9 +55,21 @@ async function main(): Promise<void> {
 		WHAT_IS_REAL,
 		"docs/RESULTS.md explains every term of the table. `npm run bench:session` runs the same comparison and checks it against its targets.",
 		`chart: ${files.svg}\njson:  ${files.json}`,
+		viewLine(join(options.keepSessions, `${options.scenario}-pi-fold.jsonl`), options.window),
 	];
 	console.log(sections.filter(Boolean).join("\n\n"));
 	if (result.health.length > 0) process.exitCode = 1;
+}
+
+/** How to see pi-fold's session of the run in a browser. */
+function viewLine(file: string, window: number): string {
+	const shown = relative(process.cwd(), file);
+	const path = shown.startsWith("..") ? file : shown;
+	return (
+		"See what pi-fold folded, request by request, each fold's originals verified in the page:\n" +
+		`  npm run view -- ${path} --window ${window}\n` +
+		"(a local page on 127.0.0.1; `--out view.html` writes it to one file instead)"
+	);
 }
 
 try {

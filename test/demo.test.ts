@@ -9,8 +9,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ARMS } from "../bench/lib/session-arms.ts";
+import { nodeCore } from "../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { FRESH_ABOVE_FLOOR_ROW, OVER_WINDOW_ROW } from "../src/report/table.ts";
+import { sessionView } from "../src/view/session-view.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
 import { startPty } from "./helpers/pty.ts";
 
@@ -31,6 +33,22 @@ beforeAll(async () => {
 afterAll(() => removeTempDirs());
 
 describe("npm run demo", () => {
+	it("ends telling how to see pi-fold's session in a browser, and keeps that session whole", () => {
+		const lines = result.stdout.trimEnd().split("\n");
+		const command = lines.find((l) => l.trim().startsWith("npm run view -- "));
+		expect(command, result.stdout.slice(-600)).toBeDefined();
+		expect(lines.indexOf(command as string)).toBeGreaterThan(lines.length - 4);
+		const [, file, flag, window] = /npm run view -- (\S+) (--window) (\d+)$/.exec(command as string) ?? [];
+		expect(flag).toBe("--window");
+		expect(file).toBe(join(out, "sessions", "equal-pi-fold.jsonl"));
+		expect(Number(window)).toBe(JSON.parse(readFileSync(join(out, "session.json"), "utf8")).config.contextWindow);
+		// The kept copy opens with its store: every fold its records name is there and whole.
+		const { data } = sessionView(file, nodeCore());
+		expect(data.requests.length).toBeGreaterThan(STAGES);
+		expect(data.folds.filter((f) => f.state === "damaged")).toEqual([]);
+		expect(data.folds.length + data.requests.filter((r) => r.pending > 0).length).toBeGreaterThan(0);
+	});
+
 	it("starts with three plain lines, each against native, before any table, and shows no target verdict", () => {
 		const [kept, lost, cost, blank] = result.stdout.split("\n");
 		const json = JSON.parse(readFileSync(join(out, "session.json"), "utf8"));

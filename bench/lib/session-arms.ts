@@ -9,7 +9,8 @@
 // request's final usage (input / cacheRead / cacheWrite from its common-prefix cache model, output) is
 // recorded as it completes — work requests, the recall phase and Pi's summary requests alike.
 
-import { copyFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai";
 import type { ExtensionFactory, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { expireCache, type FauxCost, makeSession, type TestSession } from "../../harness/pi-harness.ts";
@@ -27,6 +28,7 @@ import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index
 import type { RuntimeStatus } from "../../src/operations/status.ts";
 import { type RequestRecord, usageFromProvider } from "../../src/report/arm-report.ts";
 import { type IndexCoverage, indexCoverage } from "../../src/report/index-coverage.ts";
+import { STORE_DIR_NAME } from "../../src/store/index.ts";
 import {
 	type PlantedValue,
 	plantOption,
@@ -192,6 +194,13 @@ function armSettings(arm: ArmName, shared: Record<string, unknown> = {}): Record
 	return { ...shared, compaction: { ...compaction, enabled: false } };
 }
 
+/** Copy a session file, and its fold store when it has one, so `pi-fold view`/`replay` open the copy whole. */
+function keepSession(file: string, sessionId: string, as: string): void {
+	copyFileSync(file, as);
+	const store = join(dirname(file), STORE_DIR_NAME, sessionId);
+	if (existsSync(store)) cpSync(store, join(dirname(as), STORE_DIR_NAME, sessionId), { recursive: true });
+}
+
 export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 	let fold: PiFold | undefined;
 	const clock = simulatedClock();
@@ -255,7 +264,8 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		await settled(records, h.captured.length);
 
 		const sessionFile = h.session.sessionManager.getSessionFile();
-		if (cfg.keepSessionAs && sessionFile) copyFileSync(sessionFile, cfg.keepSessionAs);
+		if (cfg.keepSessionAs && sessionFile)
+			keepSession(sessionFile, h.session.sessionManager.getSessionId(), cfg.keepSessionAs);
 		const branch = h.session.sessionManager.getBranch();
 		const rt = fold?.runtime.get();
 		if (arm === "pi-fold" && !rt) throw new Error(`pi-fold arm: no runtime (${fold?.runtime.reason()})`);
