@@ -1,7 +1,7 @@
 // The view's reading of a session without Pi: each request's window rebuilt from the session file
 // alone must be what Pi really sent (weighed by the same estimator), the fold tree must hold what
 // the records commit, and the most recent session of a folder is the one Pi would continue.
-import { cpSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
@@ -9,9 +9,12 @@ import { tempDir } from "../harness/pi-harness.ts";
 import { parseArgs } from "../src/cli/args.ts";
 import { estimateMessages } from "../src/meter/estimate.ts";
 import { loadSession } from "../src/replay/session-file.ts";
+import { readSessionFolds } from "../src/replay/session-folds.ts";
 import { transcriptOf } from "../src/replay/transcript.ts";
+import { appendToSession, planUnfold, unfoldEntries } from "../src/replay/unfold-command.ts";
 import { recentSession, sessionDirOf } from "../src/view/recent-session.ts";
 import { sessionView } from "../src/view/session-view.ts";
+import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { FIXTURE, fixtureAvailable } from "./helpers/fixture-entries.ts";
 import { recordedFold } from "./helpers/replay-recordings.ts";
 
@@ -79,6 +82,57 @@ describe.skipIf(!fixtureAvailable())("the real session fixture (legacy format, t
 	}, 60_000);
 });
 
+/** A copy of the recorded session's folder; the copy's file. */
+async function copyRecorded(): Promise<string> {
+	const file = (await recordedFold()).file;
+	const dir = tempDir("view-copy");
+	cpSync(dirname(file), dir, { recursive: true });
+	return join(dir, basename(file));
+}
+
+describe("fold states as the records leave them", () => {
+	it("after `pi-fold unfold` every fold shows expanded, and the window after it holds no briefs", async () => {
+		const file = await copyRecorded();
+		const session = readSessionFolds(file, core);
+		const plan = planUnfold(session);
+		appendToSession(file, unfoldEntries(session, plan), statSync(file));
+		const { data } = sessionView(file, core);
+		expect(data.folds.length).toBeGreaterThan(0);
+		// The roots are expanded; folds inside a consolidation were never re-shown on their own.
+		const roots = data.folds.filter((f) => f.parent === undefined);
+		expect(roots.every((f) => f.state === "expanded")).toBe(true);
+	}, 120_000);
+
+	it("a mark not yet committed is pending, over the entries of its span; a pin lists its entries", async () => {
+		const file = await copyRecorded();
+		const lines = readFileSync(file, "utf8")
+			.trimEnd()
+			.split("\n")
+			.map((l) => JSON.parse(l) as Record<string, unknown>);
+		const messages = lines.filter((e) => e.type === "message").slice(-4);
+		const last = lines[lines.length - 1];
+		const record = (id: string, parentId: unknown, data: unknown) =>
+			`${JSON.stringify({ type: "custom", customType: RECORD_TYPE, data, id, parentId, timestamp: new Date().toISOString() })}\n`;
+		const mark = { v: 1, op: "mark", id: "f0123456789", kind: "chapter", from: messages[0].id, to: messages[2].id };
+		appendFileSync(
+			file,
+			record("aaaa0001", last.id, mark) +
+				record("aaaa0002", "aaaa0001", { v: 1, op: "pin", entryIds: [messages[3].id] }),
+		);
+		const { data } = sessionView(file, core);
+		const pending = data.folds.find((f) => f.id === "f0123456789");
+		expect(pending).toMatchObject({
+			state: "pending",
+			kind: "chapter",
+			entries: 3,
+			from: messages[0].id,
+			to: messages[2].id,
+		});
+		expect(pending?.rawTokens).toBeGreaterThan(0);
+		expect(data.pinned).toEqual([messages[3].id]);
+	}, 120_000);
+});
+
 describe("the session `pi-fold view` opens by default", () => {
 	it("is the newest session file of the folder in Pi's session directory", () => {
 		const agent = tempDir("view-agent");
@@ -104,10 +158,7 @@ describe("the session `pi-fold view` opens by default", () => {
 	});
 
 	it("a copy read elsewhere still finds its store beside it", async () => {
-		const file = (await recordedFold()).file;
-		const dir = tempDir("view-copy");
-		cpSync(dirname(file), dir, { recursive: true });
-		const { data } = sessionView(join(dir, basename(file)), core);
+		const { data } = sessionView(await copyRecorded(), core);
 		expect(data.folds.length).toBeGreaterThan(0);
 		expect(data.folds.every((f) => f.state === "committed")).toBe(true);
 	}, 120_000);
