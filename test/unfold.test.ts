@@ -12,6 +12,7 @@ import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harne
 import { WORKLOAD_ROOT } from "../harness/workload.ts";
 import { registerPiFold } from "../src/index.ts";
 import { FOLD_TOOL_NAME, RECORD_TYPE } from "../src/vocabulary.ts";
+import { type FileLine, fileEntries } from "./helpers/fixture-entries.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
@@ -25,13 +26,6 @@ function cli(args: readonly string[]): Promise<RunResult> {
 	return run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: ENV, timeoutMs: 120_000 });
 }
 
-type Entry = Record<string, unknown> & { type: string; id: string };
-const entriesOf = (file: string): Entry[] =>
-	readFileSync(file, "utf8")
-		.trimEnd()
-		.split("\n")
-		.map((l) => JSON.parse(l) as Entry);
-
 /** A copy of the recorded session's folder (the file and its store beside it); the copy's file. */
 function copySession(file: string): string {
 	const dir = tempDir("unfold-session");
@@ -42,7 +36,7 @@ function copySession(file: string): string {
 /** The fold ids and briefs the session's pi-fold records name. */
 function recordedFolds(file: string): { id: string; brief: string }[] {
 	const out: { id: string; brief: string }[] = [];
-	for (const e of entriesOf(file)) {
+	for (const e of fileEntries(file)) {
 		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
 		const data = e.data as {
 			op: string;
@@ -86,13 +80,13 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		expect(before).toContain(FOLD_TOOL_NAME);
 		expect(briefs.some((b) => before.includes(JSON.stringify(b).slice(1, -1)))).toBe(true);
 
-		const lines = entriesOf(file).length;
+		const lines = fileEntries(file).length;
 		const r = await cli(["unfold", file]);
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/unfolded: \d+ entries of \d+ folds back to their originals .*verified by SHA-256/);
 		// After the edits, pi-fold's own expand records, outermost first, so that a pi-fold installed
 		// again reads the session as unfolded; every one names a fold the session recorded.
-		const appended = entriesOf(file).slice(lines);
+		const appended = fileEntries(file).slice(lines);
 		const expands = appended.filter((e) => e.type === "custom").map((e) => e.data as { op: string; id: string });
 		expect(expands.length).toBeGreaterThan(0);
 		expect(new Set(expands.map((d) => d.op))).toEqual(new Set(["expand"]));
@@ -108,7 +102,7 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		expect(text).not.toContain(FOLD_TOOL_NAME);
 		for (const b of briefs) expect(text).not.toContain(JSON.stringify(b).slice(1, -1));
 		// Every message the session recorded is in the request as it was recorded, in order, and the new prompt.
-		const originals = entriesOf(file)
+		const originals = fileEntries(file)
 			.filter((e) => e.type === "message" && (e.message as { role: string }).role !== "system")
 			.map((e) => e.message);
 		expect(originals.length).toBeGreaterThan(10);
@@ -204,7 +198,7 @@ describe("pi-fold peek: one fold from the session file, without Pi", () => {
 		const leaves = raw.stdout.trimEnd().split("\n");
 		expect(leaves.length).toBeGreaterThan(0);
 		for (const leaf of leaves) expect(lines.has(leaf), leaf.slice(0, 80)).toBe(true);
-		for (const leaf of leaves) expect(r.stdout).toContain(`## entry ${(JSON.parse(leaf) as Entry).id} · `);
+		for (const leaf of leaves) expect(r.stdout).toContain(`## entry ${(JSON.parse(leaf) as FileLine).id} · `);
 	}, 60_000);
 
 	it("an unknown id is named with the folds the session has, exit 1", async () => {
@@ -220,7 +214,7 @@ describe("pi-fold peek: one fold from the session file, without Pi", () => {
 
 	it("a damaged store object is refused by its SHA-256, by peek and unfold alike, and unfold writes nothing", async () => {
 		const file = copySession(recorded);
-		const packs = join(dirname(file), "pi-fold", (entriesOf(file)[0] as { id: string }).id, "packs");
+		const packs = join(dirname(file), "pi-fold", (fileEntries(file)[0] as { id: string }).id, "packs");
 		for (const name of readdirSync(packs)) {
 			const pack = join(packs, name);
 			const bytes = readFileSync(pack);

@@ -17,18 +17,12 @@ import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { CLI, type RunningView, startView } from "../harness/view-server.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
+import { FIXTURE, type FileLine, fileEntries, fixtureAvailable } from "./helpers/fixture-entries.ts";
 import { childEnv, REPO_ROOT, run } from "./helpers/pi-cli.ts";
 import { FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
 
 const lookup = await findChromium();
 if (!lookup.ok) console.warn(`[view] skipped: ${lookup.reason}`);
-
-type Entry = Record<string, unknown> & { type: string; id: string };
-const entriesOf = (file: string): Entry[] =>
-	readFileSync(file, "utf8")
-		.trimEnd()
-		.split("\n")
-		.map((l) => JSON.parse(l) as Entry);
 
 interface Recorded {
 	id: string;
@@ -38,7 +32,7 @@ interface Recorded {
 /** Every fold the session's records commit (commits and consolidations). */
 function committedFolds(file: string): Recorded[] {
 	const out: Recorded[] = [];
-	for (const e of entriesOf(file)) {
+	for (const e of fileEntries(file)) {
 		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
 		const d = e.data as { op: string; folds?: Recorded[]; fold?: Recorded };
 		if (d.op === "commit") out.push(...(d.folds ?? []));
@@ -66,12 +60,12 @@ function snapshot(dir: string): string[] {
 }
 
 /** The text of a tool result's first content block. */
-const resultText = (e: Entry | undefined) =>
+const resultText = (e: FileLine | undefined) =>
 	String(((e?.message as { content?: { text?: string }[] } | undefined)?.content ?? [])[0]?.text ?? "");
 
 /** A line of at least 24 characters of a tool result among `entryIds`, found nowhere else in the file's entries. */
 function distinctiveLine(file: string, entryIds: readonly string[]): string {
-	const entries = entriesOf(file);
+	const entries = fileEntries(file);
 	const byId = new Map(entries.map((e) => [e.id, e]));
 	const others = entries.filter((e) => !entryIds.includes(e.id)).map((e) => JSON.stringify(e));
 	for (const id of entryIds) {
@@ -118,7 +112,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		source = (await recordedFold()).file;
 		clean = copySession(source);
 		damaged = copySession(source);
-		const sessionId = String(entriesOf(damaged)[0].id);
+		const sessionId = String(fileEntries(damaged)[0].id);
 		// The damaged object: the first leaf of the first fold a commit made.
 		const store = FoldStore.forSession({ sessionFile: damaged, sessionId }, nodeCore());
 		const first = committedFolds(damaged)[0];
@@ -168,11 +162,11 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		expect(new Set(rows.map(([id]) => id))).toEqual(new Set(committed));
 		expect(rows.every(([, state]) => state === "committed")).toBe(true);
 		// The page's chart has a bar per request and a mark per commit.
-		const requests = entriesOf(clean).filter(
+		const requests = fileEntries(clean).filter(
 			(e) => e.type === "message" && (e.message as { role: string }).role === "assistant",
 		);
 		expect(await p.locator(".chart .bar").count()).toBe(requests.length);
-		const commits = entriesOf(clean).filter((e) => e.type === "custom" && (e.data as { op: string }).op === "commit");
+		const commits = fileEntries(clean).filter((e) => e.type === "custom" && (e.data as { op: string }).op === "commit");
 		expect(await p.locator(".chart line.commit").count()).toBe(commits.length);
 
 		const fold = committedFolds(clean)[1];
@@ -193,7 +187,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 	it("search finds a folded line and opens its fold at the entry", async () => {
 		const p = await page(view.url);
 		const target = committedFolds(clean)[2];
-		const store = FoldStore.forSession({ sessionFile: clean, sessionId: String(entriesOf(clean)[0].id) }, nodeCore());
+		const store = FoldStore.forSession({ sessionFile: clean, sessionId: String(fileEntries(clean)[0].id) }, nodeCore());
 		const entryIds = store.verifyFold(target.record).leaves.map((l) => l.entryId);
 		const line = distinctiveLine(clean, entryIds);
 		await p.fill('input[name="q"]', line);
@@ -268,6 +262,29 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		expect(snapshot(dirname(clean))).toEqual(before);
 		expect(readFileSync(clean).equals(readFileSync(source))).toBe(true);
 	});
+
+	it.skipIf(!fixtureAvailable())(
+		"the real fixture (legacy format): a bar per request, and native compaction with the budget and the price tier of the model it is replayed as",
+		async () => {
+			const fixture = await startView([FIXTURE, "--model", "opencode/gpt-5.5"], childEnv(piEnv()));
+			try {
+				const p = await page(fixture.url);
+				const answers = fileEntries(FIXTURE).filter(
+					(e) => e.type === "message" && (e.message as { role: string }).role === "assistant",
+				);
+				expect(await p.locator(".chart .bar").count()).toBe(answers.length);
+				expect(await p.locator("[data-empty]").count()).toBe(1); // no folds: pi-fold never ran on it
+				await p.waitForSelector('[data-native="ready"]', { timeout: 120_000 });
+				expect(await p.locator(".chart polyline.native").count()).toBe(1);
+				expect(await p.textContent(".chart .budget")).toMatch(/^serving budget [\d,]+$/);
+				expect(await p.textContent(".chart .tier")).toMatch(/^price tier above [\d,]+ tokens/);
+				await p.close();
+			} finally {
+				await fixture.stop();
+			}
+		},
+		180_000,
+	);
 
 	it("--out writes one self-contained page that verifies and searches with no server", async () => {
 		const out = join(tempDir("view-out"), "view.html");

@@ -101,6 +101,31 @@ function positiveInt(flag: string, value: string): number | string {
 	return n;
 }
 
+interface Words {
+	files: string[];
+	options: { flag: string; value?: string }[];
+}
+
+/**
+ * A command's words: the files, and each option with its value (after `=`, or the next word when
+ * `takesValue` says the option has one; undefined at the end of the line).
+ */
+function wordsOf(rest: readonly string[], takesValue: (flag: string) => boolean): Words {
+	const words: Words = { files: [], options: [] };
+	for (let i = 0; i < rest.length; i++) {
+		const arg = rest[i];
+		if (!arg.startsWith("--")) {
+			words.files.push(arg);
+			continue;
+		}
+		const eq = arg.indexOf("=");
+		const flag = eq < 0 ? arg : arg.slice(0, eq);
+		const value = eq >= 0 ? arg.slice(eq + 1) : takesValue(flag) ? rest[++i] : undefined;
+		words.options.push(value === undefined ? { flag } : { flag, value });
+	}
+	return words;
+}
+
 /** Parse `argv` (without node and the script): `replay <file> [options]`. */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
 	if (argv.length === 0 || argv.includes("-h") || argv.includes("--help")) {
@@ -113,22 +138,15 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 	if (command !== "replay")
 		return { kind: "error", message: `unknown command ${JSON.stringify(command)} (known: replay, peek, unfold, view)` };
 	const out: Partial<ReplayArgs> & { json: boolean; quiet: boolean } = { json: false, quiet: false };
-	const files: string[] = [];
-	for (let i = 0; i < rest.length; i++) {
-		const arg = rest[i];
-		if (!arg.startsWith("--")) {
-			files.push(arg);
-			continue;
-		}
-		const eq = arg.indexOf("=");
-		const flag = eq < 0 ? arg : arg.slice(0, eq);
+	const words = wordsOf(rest, (flag) => flag !== "--json" && flag !== "--quiet");
+	const { files } = words;
+	for (const { flag, value } of words.options) {
 		if (flag === "--json" || flag === "--quiet") {
-			if (eq >= 0) return { kind: "error", message: `${flag} takes no value` };
+			if (value !== undefined) return { kind: "error", message: `${flag} takes no value` };
 			out[flag === "--json" ? "json" : "quiet"] = true;
 			continue;
 		}
 		if (flag === "--model") {
-			const value = eq >= 0 ? arg.slice(eq + 1) : rest[++i];
 			const slash = value?.indexOf("/") ?? -1;
 			if (value === undefined || slash < 1 || slash === value.length - 1 || /\s/.test(value)) {
 				return { kind: "error", message: `--model needs provider/id, got ${JSON.stringify(value ?? "")}` };
@@ -139,7 +157,6 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 		const numberKey = NUMBER_FLAGS[flag as keyof typeof NUMBER_FLAGS];
 		const stringKey = STRING_FLAGS[flag as keyof typeof STRING_FLAGS];
 		if (!numberKey && !stringKey) return { kind: "error", message: `unknown option ${flag}` };
-		const value = eq >= 0 ? arg.slice(eq + 1) : rest[++i];
 		if (value === undefined || value === "") return { kind: "error", message: `${flag} needs a value` };
 		if (numberKey) {
 			const n = positiveInt(flag, value);
@@ -175,19 +192,12 @@ function parseLeaveArgs(command: "peek" | "unfold", rest: readonly string[]): Pa
 /** `view [file] [--out file] [--window n] [--model provider/id]` (the last two go to the replay). */
 function parseViewArgs(rest: readonly string[]): ParsedArgs {
 	const args: ViewArgs = { replay: [] };
-	const files: string[] = [];
-	for (let i = 0; i < rest.length; i++) {
-		const arg = rest[i];
-		if (!arg.startsWith("--")) {
-			files.push(arg);
-			continue;
-		}
-		const eq = arg.indexOf("=");
-		const flag = eq < 0 ? arg : arg.slice(0, eq);
+	const words = wordsOf(rest, () => true);
+	const { files } = words;
+	for (const { flag, value } of words.options) {
 		if (flag !== "--out" && flag !== "--window" && flag !== "--model") {
-			return { kind: "error", message: `unknown option ${arg} for view` };
+			return { kind: "error", message: `unknown option ${flag} for view` };
 		}
-		const value = eq >= 0 ? arg.slice(eq + 1) : rest[++i];
 		if (value === undefined || value === "") return { kind: "error", message: `${flag} needs a value` };
 		if (flag === "--out") args.out = value;
 		else args.replay.push(flag, value);

@@ -15,6 +15,14 @@ export const FIXTURE = fileURLToPath(
 
 export const fixtureAvailable = (): boolean => existsSync(FIXTURE);
 
+/** A session file's entries as written, one JSON object a line. */
+export type FileLine = Record<string, unknown> & { type: string; id: string };
+export const fileEntries = (file: string): FileLine[] =>
+	readFileSync(file, "utf8")
+		.trimEnd()
+		.split("\n")
+		.map((l) => JSON.parse(l) as FileLine);
+
 const MESSAGE_ROLES: Record<string, EntryRole> = {
 	user: "user",
 	assistant: "assistant",
