@@ -77,6 +77,16 @@ function distinctiveLine(file: string, entryIds: readonly string[]): string {
 	throw new Error("no distinctive line in those entries");
 }
 
+/** A distinctive line of the k-th committed fold's originals, read from the store. */
+function lineOfFold(file: string, k: number): string {
+	const store = FoldStore.forSession({ sessionFile: file, sessionId: String(fileEntries(file)[0].id) }, nodeCore());
+	const leaves = store.verifyFold(committedFolds(file)[k].record).leaves;
+	return distinctiveLine(
+		file,
+		leaves.map((l) => l.entryId),
+	);
+}
+
 /** Flip one byte of every stored copy of a leaf object (pack entries): it no longer verifies. */
 function damageObject(file: string, sessionId: string, hash: string): void {
 	const store = FoldStore.forSession({ sessionFile: file, sessionId }, nodeCore());
@@ -186,10 +196,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 
 	it("search finds a folded line and opens its fold at the entry", async () => {
 		const p = await page(view.url);
-		const target = committedFolds(clean)[2];
-		const store = FoldStore.forSession({ sessionFile: clean, sessionId: String(fileEntries(clean)[0].id) }, nodeCore());
-		const entryIds = store.verifyFold(target.record).leaves.map((l) => l.entryId);
-		const line = distinctiveLine(clean, entryIds);
+		const line = lineOfFold(clean, 2);
 		await p.fill('input[name="q"]', line);
 		await p.click('form.search button[type="submit"]');
 		await p.waitForSelector(".hits [data-total]");
@@ -280,7 +287,8 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 				expect(await p.textContent(".chart .tier")).toMatch(/^price tier above [\d,]+ tokens/);
 				await p.close();
 			} finally {
-				await fixture.stop();
+				// Ctrl-C: the server closes and the command exits cleanly.
+				expect(await fixture.stop()).toBe(0);
 			}
 		},
 		180_000,
@@ -303,6 +311,15 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		expect(await p.getAttribute("[data-native]", "data-native")).toBe("ready");
 		expect(await openFold(p, committedFolds(damaged)[1].id)).toBe("verified");
 		expect(await openFold(p, damagedFold)).toBe("damaged");
+		const store = FoldStore.forSession({ sessionFile: clean, sessionId: String(fileEntries(clean)[0].id) }, nodeCore());
+		const line = distinctiveLine(
+			clean,
+			store.verifyFold(committedFolds(clean)[2].record).leaves.map((l) => l.entryId),
+		);
+		await p.fill('input[name="q"]', line);
+		await p.click('form.search button[type="submit"]');
+		await p.waitForSelector(".hits [data-total]");
+		expect(Number(await p.getAttribute(".hits [data-total]", "data-total"))).toBeGreaterThanOrEqual(1);
 		expect(requests.every((u) => u.startsWith("file:") || u.startsWith("data:"))).toBe(true);
 		await p.close();
 	}, 180_000);

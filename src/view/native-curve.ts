@@ -33,9 +33,17 @@ export function curveOf(r: ReplayResult): NativeAnswer {
 	};
 }
 
-/** Run `pi-fold replay --json` on `file` with the CLI at `cli` (and its `options`); never rejects. */
-export function replayCurve(file: string, cli: string, options: readonly string[] = []): Promise<NativeAnswer> {
-	return new Promise((resolve) => {
+export interface CurveRun {
+	/** Never rejects. */
+	answer: Promise<NativeAnswer>;
+	/** Stop the replay (the view is closing before it is done). */
+	cancel(): void;
+}
+
+/** Run `pi-fold replay --json` on `file` with the CLI at `cli` (and its `options`). */
+export function replayCurve(file: string, cli: string, options: readonly string[] = []): CurveRun {
+	let cancel = () => {};
+	const answer = new Promise<NativeAnswer>((resolve) => {
 		const child = spawn(process.execPath, [cli, "replay", file, ...options, "--json", "--quiet"], {
 			stdio: ["ignore", "pipe", "pipe"],
 			env: process.env,
@@ -48,7 +56,8 @@ export function replayCurve(file: string, cli: string, options: readonly string[
 		child.stderr.setEncoding("utf8").on("data", (d: string) => {
 			err += d;
 		});
-		const timer = setTimeout(() => child.kill("SIGKILL"), REPLAY_TIMEOUT_MS);
+		cancel = () => child.kill("SIGKILL");
+		const timer = setTimeout(cancel, REPLAY_TIMEOUT_MS);
 		timer.unref();
 		child.on("error", (e) => resolve({ state: "unavailable", reason: `the replay did not start: ${e.message}` }));
 		child.on("close", (code) => {
@@ -65,4 +74,5 @@ export function replayCurve(file: string, cli: string, options: readonly string[
 			}
 		});
 	});
+	return { answer, cancel: () => cancel() };
 }

@@ -48,7 +48,7 @@ export async function runView(args: ViewArgs, deps: ViewDeps): Promise<void> {
 	}
 	const native = replayCurve(file, deps.cli, args.replay);
 	if (args.out !== undefined) {
-		const html = viewFileHtml(view, await native);
+		const html = viewFileHtml(view, await native.answer);
 		try {
 			writeFileAtomic(args.out, html);
 		} catch (err) {
@@ -57,10 +57,11 @@ export async function runView(args: ViewArgs, deps: ViewDeps): Promise<void> {
 		deps.stdout.write(`wrote ${args.out} (${html.length.toLocaleString("en-US")} bytes): open it in a browser\n`);
 		return;
 	}
-	const server = await startViewServer(view, native);
+	const server = await startViewServer(view, native.answer);
 	deps.stdout.write(
 		`${server.url}\nserving ${file} read-only on 127.0.0.1 (open the URL above; it holds the access token). Ctrl-C stops.\n`,
 	);
 	await deps.stopped;
+	native.cancel();
 	await server.close();
 }
