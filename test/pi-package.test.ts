@@ -134,6 +134,8 @@ describe("the packed tarball", () => {
 			"dist/bindings/node.js",
 			"dist/wasm/pi-fold-core.wasm",
 			"wasm/pi-fold-core.wasm",
+			"view/pi-fold-view.js",
+			"dist/view/pi-fold-view.js",
 		]) {
 			expect(files).toContain(f);
 		}
@@ -214,6 +216,19 @@ describe("`pi install npm:pi-fold@file:<abs .tgz>` (npm installs the tarball int
 		const r = await run(bin, args, { cwd: work, env: { ...env, PATH: path }, timeoutMs: 120_000 });
 		expect(r.code, show(r)).toBe(0);
 		expect(policy(JSON.parse(r.stdout) as ReplayResult, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
+	}, 120_000);
+
+	it("the same bin writes a session's view page (its bundle and core from the installed copy)", async () => {
+		const rec = await recordedFold();
+		const bin = join(agentDir, "npm/node_modules/.bin/pi-fold");
+		const out = join(tempDir("view-installed"), "view.html");
+		const path = `${PATH_WITHOUT_PI}:${piLauncherDir()}`;
+		const args = ["view", rec.file, "--out", out, "--window", String(FOLD_WINDOW)];
+		const r = await run(bin, args, { cwd: work, env: { ...env, PATH: path }, timeoutMs: 120_000 });
+		expect(r.code, show(r)).toBe(0);
+		const html = readFileSync(out, "utf8");
+		expect(html).toContain(readFileSync(join(REPO_ROOT, "view/pi-fold-view.js"), "utf8"));
+		expect(html).toContain('"native":{"state":"ready"');
 	}, 120_000);
 });
 

@@ -22,7 +22,7 @@ describe("pi-fold view refuses, naming the problem", () => {
 		writeFileSync(notSession, '{"hello":"world"}\n');
 		const cases: [string[], RegExp][] = [
 			[[join(dir, "missing.jsonl")], /^pi-fold view: .*missing\.jsonl: no such file\n$/],
-			[[notSession], /^pi-fold view: .*notes\.jsonl: not a valid Pi session:\n  line 1: not a Pi session entry/],
+			[[notSession], /^pi-fold view: .*notes\.jsonl: not a valid Pi session:\n {2}line 1: not a Pi session entry/],
 			[[], /^pi-fold view: no Pi sessions for .* give a session file\n$/],
 		];
 		for (const [args, message] of cases) {
