@@ -135,7 +135,7 @@ export function foldTree(
 			from: known.from ?? "",
 			to: known.to ?? "",
 			rawTokens: 0,
-			shownTokens: briefTokens(known.brief),
+			shownTokens: known.brief === "" ? 0 : briefTokens(known.brief),
 			...(known.commit === undefined ? {} : { commit: known.commit }),
 		};
 		nodes.set(known.id, node);

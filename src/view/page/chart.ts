@@ -26,13 +26,16 @@ function partsOf(r: RequestPoint): Record<Part, number> {
 
 const total = (r: RequestPoint) => Object.values(partsOf(r)).reduce((a, b) => a + b, 0);
 
+/** The request with what folds and compactions kept out put back (an estimate: the originals' size). */
+const unfolded = (r: RequestPoint) => total(r) - r.folded - r.summary + r.hidden;
+
 export function chart(view: ViewData, native: NativeAnswer): SVGElement {
 	const reqs = view.requests;
 	const curve = native.state === "ready" ? native : undefined;
 	const top = Math.max(
 		1,
 		...reqs.map(total),
-		...reqs.map((r) => r.raw + r.pending + r.hidden + r.summary),
+		...reqs.map(unfolded),
 		...(curve ? [...curve.native, curve.budget, curve.priceTier?.tokens ?? 0] : []),
 	);
 	const plotW = W - PAD.left - PAD.right;

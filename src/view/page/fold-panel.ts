@@ -26,7 +26,9 @@ export async function renderFold(ctx: PageContext, panel: HTMLElement, id: strin
 		h(
 			"p",
 			{ class: "muted" },
-			`${node.entries} entries · ${num(node.rawTokens)} tokens raw, ${num(node.shownTokens)} shown as its brief`,
+			node.record
+				? `${node.entries} entries · ${num(node.rawTokens)} tokens raw, ${num(node.shownTokens)} shown as its brief`
+				: `${node.entries} entries · ${num(node.rawTokens)} tokens`,
 		),
 	);
 	if (!node.record) {

@@ -10,6 +10,12 @@ function depthOf(ctx: PageContext, node: FoldNode): number {
 	return d;
 }
 
+function sizeLine(node: FoldNode): string {
+	if (node.state === "pending")
+		return `${node.entries} entries · ${num(node.rawTokens)} tokens, raw in the window until the next commit`;
+	return `${node.entries} entries · ${num(node.rawTokens)} raw → ${num(node.shownTokens)} shown`;
+}
+
 function row(ctx: PageContext, node: FoldNode): HTMLElement {
 	const commit = node.commit === undefined ? "" : ` · commit ${node.commit + 1}`;
 	const open = h("button", { class: "fold-open", type: "button" }, node.id);
@@ -36,11 +42,7 @@ function row(ctx: PageContext, node: FoldNode): HTMLElement {
 		open,
 		h("span", { class: "kind" }, ` ${node.kind}`),
 		h("div", { class: "brief" }, node.brief),
-		h(
-			"div",
-			{ class: "size" },
-			`${node.entries} entries · ${num(node.rawTokens)} raw → ${num(node.shownTokens)} shown${commit}`,
-		),
+		h("div", { class: "size" }, sizeLine(node) + commit),
 		node.note ? h("div", { class: "note bad" }, node.note) : undefined,
 		index,
 	);
