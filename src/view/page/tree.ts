@@ -12,7 +12,7 @@ function depthOf(ctx: PageContext, node: FoldNode): number {
 
 function sizeLine(node: FoldNode): string {
 	if (node.state === "pending")
-		return `${node.entries} entries · ${num(node.rawTokens)} tokens, raw in the window until the next commit`;
+		return `${node.entries} entries · ${num(node.rawTokens)} tokens of originals · folds at the next commit`;
 	return `${node.entries} entries · ${num(node.rawTokens)} raw → ${num(node.shownTokens)} shown`;
 }
 
