@@ -16,7 +16,7 @@ import { recentSession, sessionDirOf } from "../src/view/recent-session.ts";
 import { sessionView } from "../src/view/session-view.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { FIXTURE, fixtureAvailable } from "./helpers/fixture-entries.ts";
-import { recordedFold } from "./helpers/replay-recordings.ts";
+import { FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
 
 const core = nodeCore();
 
@@ -37,6 +37,12 @@ describe("the window of every request, rebuilt from the session file", () => {
 		// Marks are pending before their commit: some request carries pending entries.
 		expect(data.requests.some((r) => r.pending > 0)).toBe(true);
 		expect(data.commits.map((c) => c.request)).toEqual(rec.rewritten);
+		// Each commit's receipt: the budget the session ran with, and the window before and after it.
+		for (const c of data.commits) {
+			expect(c.budget).toBe(FOLD_BUDGET);
+			expect(c.after).toBeLessThan(c.before as number);
+		}
+		expect(data.requests.every((r) => r.budget === FOLD_BUDGET)).toBe(true);
 	}, 120_000);
 
 	it("each fold's size raw is the sum of its leaves', nested folds under their parent", async () => {

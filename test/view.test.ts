@@ -19,7 +19,7 @@ import { FoldStore } from "../src/store/index.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { FIXTURE, type FileLine, fileEntries, fixtureAvailable } from "./helpers/fixture-entries.ts";
 import { childEnv, REPO_ROOT, run } from "./helpers/pi-cli.ts";
-import { FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
+import { FOLD_BUDGET, FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
 
 const lookup = await findChromium();
 if (!lookup.ok) console.warn(`[view] skipped: ${lookup.reason}`);
@@ -178,6 +178,10 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		expect(await p.locator(".chart .bar").count()).toBe(requests.length);
 		const commits = fileEntries(clean).filter((e) => e.type === "custom" && (e.data as { op: string }).op === "commit");
 		expect(await p.locator(".chart line.commit").count()).toBe(commits.length);
+		// The budget drawn is the one the session ran with (its commit receipts say it).
+		expect(await p.textContent(".chart .budget text")).toBe(
+			`pi-fold's serving budget ${FOLD_BUDGET.toLocaleString("en-US")}`,
+		);
 
 		const fold = committedFolds(clean)[1];
 		expect(await openFold(p, fold.id)).toBe("verified");

@@ -23,7 +23,7 @@ h1 { font-size: 20px; margin: 4px 0; } h2 { font-size: 16px; margin: 8px 0; }
 .chart .unfolded { fill: none; stroke: #687082; stroke-dasharray: 3 3; stroke-width: 1.2; }
 .chart .native { fill: none; stroke: #d0453a; stroke-width: 2; }
 .chart .commit { stroke: #1f7a3a; stroke-dasharray: 2 3; } .chart .commit-label { font-size: 10px; fill: #1f7a3a; }
-.chart .budget line { stroke: #b3261e; stroke-dasharray: 6 4; } .chart .budget text { font-size: 11px; fill: #b3261e; }
+.chart .budget line, .chart .budget polyline { fill: none; stroke: #b3261e; stroke-dasharray: 6 4; } .chart .budget text { font-size: 11px; fill: #b3261e; }
 .chart .tier line { stroke: #8a5a00; stroke-dasharray: 2 2; } .chart .tier text { font-size: 11px; fill: #8a5a00; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 12px; font-size: 12px; color: #434a59; }
 .legend i { display: inline-block; width: 12px; height: 10px; margin-right: 5px; vertical-align: -1px; }

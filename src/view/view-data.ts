@@ -18,6 +18,8 @@ export interface RequestPoint {
 	hidden: number;
 	/** What the provider billed for the request's prompt (input and cache), when it said. */
 	billed?: number;
+	/** pi-fold's serving budget as the session ran (its commit receipts say it), when known. */
+	budget?: number;
 }
 
 /** A commit: where it first shows (the request after it) and what it folded. */
@@ -26,6 +28,10 @@ export interface CommitMark {
 	request: number;
 	entryId: string;
 	folds: string[];
+	/** What its receipt said: the window's estimate before and after, and the serving budget. */
+	before?: number;
+	after?: number;
+	budget?: number;
 }
 
 export type FoldStateName = "committed" | "expanded" | "pending" | "pinned" | "damaged";

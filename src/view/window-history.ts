@@ -4,6 +4,7 @@
 // mark), folded (a brief shown for a span) and hidden (kept out: folded away or compacted).
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { estimateMessages } from "../meter/estimate.ts";
+import { RECEIPT_TYPE } from "../vocabulary.ts";
 import { billedPrompt, isAssistant, messageOf, type SessionBranch } from "./session-branch.ts";
 import type { CommitMark, RequestPoint } from "./view-data.ts";
 
@@ -58,6 +59,7 @@ export function windowHistory(branch: SessionBranch, core: PiFoldCore): WindowHi
 			editAt++;
 		}
 		if (e.type === "compaction") compaction = p;
+		if (e.type === "custom_message" && e.customType === RECEIPT_TYPE) receipt(commits[commits.length - 1], e.details);
 		for (; journalAt < branch.journal.length && branch.journal[journalAt].position === p; journalAt++) {
 			const { op } = branch.journal[journalAt];
 			if (op.op === "mark") marks.set(op.id, [position.get(op.from) ?? -1, position.get(op.to) ?? -1]);
@@ -70,7 +72,31 @@ export function windowHistory(branch: SessionBranch, core: PiFoldCore): WindowHi
 		if (!isAssistant(e)) return;
 		requests.push(requestAt(branch, p, tokens, edits, [...marks.values()], compaction));
 	});
+	budgets(requests, commits);
 	return { requests, commits, tokens };
+}
+
+const count = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
+
+/** A commit's receipt (written right after it): the sizes and budget it reports. */
+function receipt(commit: CommitMark | undefined, details: unknown): void {
+	if (!commit || commit.budget !== undefined) return;
+	const d = (details ?? {}) as Record<string, unknown>;
+	const [before, after, budget] = [count(d.before), count(d.after), count(d.budget)];
+	if (before !== undefined) commit.before = before;
+	if (after !== undefined) commit.after = after;
+	if (budget !== undefined) commit.budget = budget;
+}
+
+/** Each request's serving budget: the latest receipt's at or before it (the first one's before any). */
+function budgets(requests: RequestPoint[], commits: readonly CommitMark[]): void {
+	const known = commits.filter((c) => c.budget !== undefined);
+	if (known.length === 0) return;
+	let k = 0;
+	requests.forEach((r, i) => {
+		while (k + 1 < known.length && known[k + 1].request <= i) k++;
+		r.budget = known[k].budget;
+	});
 }
 
 /** The request answered by the assistant entry at position `p`. */

@@ -1,7 +1,7 @@
 // The window over the session: one stacked bar per request (what was raw, pending, shown as
 // briefs or summaries, and the rest of the prompt the provider billed), the commits as marks, and
 // native compaction's curve, the serving budget and the price tier when the replay has them.
-import type { NativeAnswer, RequestPoint, ViewData } from "../view-data.ts";
+import type { CommitMark, NativeAnswer, RequestPoint, ViewData } from "../view-data.ts";
 import { num, s } from "./dom.ts";
 
 const W = 1000;
@@ -29,20 +29,35 @@ const total = (r: RequestPoint) => Object.values(partsOf(r)).reduce((a, b) => a 
 /** The request with what folds and compactions kept out put back (an estimate: the originals' size). */
 const unfolded = (r: RequestPoint) => total(r) - r.folded - r.summary + r.hidden;
 
+/** The chart's scales: request index to x, tokens to y. */
+interface Plot {
+	step: number;
+	x(i: number): number;
+	y(tokens: number): number;
+}
+
+function plotOf(requests: number, top: number): Plot {
+	const plotW = W - PAD.left - PAD.right;
+	const plotH = H - PAD.top - PAD.bottom;
+	const step = plotW / Math.max(1, requests);
+	return { step, x: (i) => PAD.left + i * step, y: (t) => PAD.top + plotH - (t / top) * plotH };
+}
+
 export function chart(view: ViewData, native: NativeAnswer): SVGElement {
 	const reqs = view.requests;
 	const curve = native.state === "ready" ? native : undefined;
-	const top = Math.max(
-		1,
-		...reqs.map(total),
-		...reqs.map(unfolded),
-		...(curve ? [...curve.native, curve.budget, curve.priceTier?.tokens ?? 0] : []),
-	);
-	const plotW = W - PAD.left - PAD.right;
-	const plotH = H - PAD.top - PAD.bottom;
-	const step = plotW / Math.max(1, reqs.length);
-	const x = (i: number) => PAD.left + i * step;
-	const y = (t: number) => PAD.top + plotH - (t / top) * plotH;
+	// Headroom above the highest line, for the labels of the lines drawn near it.
+	const top =
+		1.08 *
+		Math.max(
+			1,
+			...reqs.map(total),
+			...reqs.map(unfolded),
+			...reqs.map((r) => r.budget ?? 0),
+			...(curve ? [...curve.native, curve.budget, curve.priceTier?.tokens ?? 0] : []),
+		);
+	const plot = plotOf(reqs.length, top);
+	const { x, y, step } = plot;
 	const svg = s("svg", {
 		viewBox: `0 0 ${W} ${H}`,
 		class: "chart",
@@ -55,37 +70,28 @@ export function chart(view: ViewData, native: NativeAnswer): SVGElement {
 		svg.append(s("text", { x: PAD.left - 6, y: y(t) + 4, class: "axis", "text-anchor": "end" }, num(t)));
 	}
 	reqs.forEach((r, i) => {
-		let base = 0;
-		const parts = partsOf(r);
-		const g = s("g", { class: "bar" }, s("title", {}, barTitle(i, r, parts)));
-		for (const [part] of PARTS) {
-			const v = parts[part];
-			if (v <= 0) continue;
-			g.append(
-				s("rect", {
-					x: x(i),
-					y: y(base + v),
-					width: Math.max(1, step * 0.85),
-					height: y(base) - y(base + v),
-					class: `p-${part}`,
-				}),
-			);
-			base += v;
-		}
-		svg.append(g);
+		svg.append(bar(plot, i, r));
 	});
 	// What the window would have held with nothing folded or compacted (estimated).
 	svg.append(
 		line(
-			reqs.map((r, i) => [x(i) + step / 2, y(r.raw + r.pending + r.hidden + r.summary)]),
+			reqs.map((r, i) => [x(i) + step / 2, y(unfolded(r))]),
 			"unfolded",
 		),
 	);
 	view.commits.forEach((c, k) => {
-		const cx = x(c.request);
-		svg.append(s("line", { x1: cx, x2: cx, y1: PAD.top, y2: H - PAD.bottom, class: "commit" }));
-		svg.append(s("text", { x: cx + 2, y: PAD.top + 10, class: "commit-label" }, `c${k + 1}`));
+		svg.append(commitMark(plot, c, k));
 	});
+	// The budget the session ran with (its receipts say it); else the one the replay works out.
+	const ran = reqs.findLast((r) => r.budget !== undefined)?.budget;
+	if (ran !== undefined)
+		svg.append(
+			steps(
+				plot,
+				reqs.map((r) => r.budget),
+			),
+			limit(y(ran), `pi-fold's serving budget ${num(ran)}`, "budget", false),
+		);
 	if (curve) {
 		svg.append(
 			line(
@@ -93,22 +99,68 @@ export function chart(view: ViewData, native: NativeAnswer): SVGElement {
 				"native",
 			),
 		);
-		svg.append(limit(y(curve.budget), `serving budget ${num(curve.budget)}`, "budget"));
+		if (ran === undefined) svg.append(limit(y(curve.budget), `serving budget ${num(curve.budget)}`, "budget"));
 		if (curve.priceTier) svg.append(limit(y(curve.priceTier.tokens), curve.priceTier.label, "tier"));
 	}
 	svg.append(
 		s("text", { x: W / 2, y: H - 6, class: "axis", "text-anchor": "middle" }, `request (1 to ${reqs.length})`),
 	);
 	return svg;
+}
 
-	function limit(ly: number, label: string, cls: string): SVGElement {
-		return s(
-			"g",
-			{ class: cls },
-			s("line", { x1: PAD.left, x2: W - PAD.right, y1: ly, y2: ly }),
-			s("text", { x: W - PAD.right - 4, y: ly - 4, "text-anchor": "end" }, label),
+function bar(plot: Plot, i: number, r: RequestPoint): SVGElement {
+	const parts = partsOf(r);
+	const g = s("g", { class: "bar" }, s("title", {}, barTitle(i, r, parts)));
+	let base = 0;
+	for (const [part] of PARTS) {
+		const v = parts[part];
+		if (v <= 0) continue;
+		const [top, bottom] = [plot.y(base + v), plot.y(base)];
+		g.append(
+			s("rect", {
+				x: plot.x(i),
+				y: top,
+				width: Math.max(1, plot.step * 0.85),
+				height: bottom - top,
+				class: `p-${part}`,
+			}),
 		);
+		base += v;
 	}
+	return g;
+}
+
+function commitMark(plot: Plot, c: CommitMark, k: number): SVGElement {
+	const cx = plot.x(c.request);
+	const sizes = c.before !== undefined && c.after !== undefined ? `: ${num(c.before)} → ${num(c.after)} tokens` : "";
+	return s(
+		"g",
+		{},
+		s(
+			"line",
+			{ x1: cx, x2: cx, y1: PAD.top, y2: H - PAD.bottom, class: "commit" },
+			s("title", {}, `commit ${k + 1}, ${c.folds.length} folds${sizes}`),
+		),
+		s("text", { x: cx + 2, y: PAD.top + 10, class: "commit-label" }, `c${k + 1}`),
+	);
+}
+
+function limit(ly: number, label: string, cls: string, rule = true): SVGElement {
+	return s(
+		"g",
+		{ class: cls },
+		rule ? s("line", { x1: PAD.left, x2: W - PAD.right, y1: ly, y2: ly }) : undefined,
+		s("text", { x: W - PAD.right - 4, y: ly - 4, "text-anchor": "end" }, label),
+	);
+}
+
+/** A budget that may change from one request to the next, as steps. */
+function steps(plot: Plot, values: (number | undefined)[]): SVGElement {
+	const points: [number, number][] = [];
+	values.forEach((v, i) => {
+		if (v !== undefined) points.push([plot.x(i), plot.y(v)], [plot.x(i + 1), plot.y(v)]);
+	});
+	return s("g", { class: "budget" }, line(points, "steps"));
 }
 
 function line(points: [number, number][], cls: string): SVGElement {
