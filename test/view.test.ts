@@ -87,10 +87,20 @@ function lineOfFold(file: string, k: number): string {
 	);
 }
 
-/** Flip one byte of every stored copy of a leaf object (pack entries): it no longer verifies. */
-function damageObject(file: string, sessionId: string, hash: string): void {
+/** Whether fold `f`'s record (read from the clean source) names `child` among its children. */
+function holds(file: string, f: Recorded, child: string): boolean {
+	const store = FoldStore.forSession({ sessionFile: file, sessionId: String(fileEntries(file)[0].id) }, nodeCore());
+	try {
+		return store.readRecord(f.record).children.some((c) => c.type === "fold" && c.id === child);
+	} catch {
+		return false;
+	}
+}
+
+/** Flip one byte of every stored copy of a leaf object or a record (pack entries): it no longer verifies. */
+function damageStored(file: string, sessionId: string, kind: "object" | "record", hash: string): void {
 	const store = FoldStore.forSession({ sessionFile: file, sessionId }, nodeCore());
-	const copies = store.packs?.copies("object", hash) ?? [];
+	const copies = store.packs?.copies(kind, hash) ?? [];
 	expect(copies.length).toBeGreaterThan(0);
 	for (const c of copies) {
 		const bytes = readFileSync(c.pack.path);
@@ -112,6 +122,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 	let damaged: string;
 	let damagedFold: string;
 	let damagedEntry: string;
+	let damagedRecord: Recorded;
 	let view: RunningView;
 	let broken: RunningView;
 	const outside: string[] = [];
@@ -128,9 +139,12 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		const first = committedFolds(damaged)[0];
 		const leaf = store.readRecord(first.record).children.find((c) => c.type === "leaf");
 		if (leaf?.type !== "leaf") throw new Error("the first fold has no leaf");
-		damageObject(damaged, sessionId, leaf.hash);
+		damageStored(damaged, sessionId, "object", leaf.hash);
 		damagedFold = first.id;
 		damagedEntry = leaf.entryId;
+		// And the record of a later fold.
+		damagedRecord = committedFolds(damaged)[3];
+		damageStored(damaged, sessionId, "record", damagedRecord.record);
 		before = snapshot(dirname(clean));
 		const window = ["--window", String(FOLD_WINDOW)];
 		[view, broken] = await Promise.all([
@@ -224,6 +238,15 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		// Its other objects still verify, each on its own.
 		const others = await p.$$eval("#panel .leaf[data-ok='1']", (els) => els.length);
 		expect(others).toBeGreaterThan(0);
+		// The fold holding it (a consolidation) is whole itself, but not what it holds.
+		const holder = committedFolds(damaged).find((f) => f.id !== damagedFold && holds(damaged, f, damagedFold));
+		expect(holder).toBeDefined();
+		expect(await openFold(p, holder!.id)).toBe("damaged");
+		// A damaged record: its fold is damaged in the tree, and opened, its record does not verify.
+		expect(await p.getAttribute(`li[data-fold="${damagedRecord.id}"]`, "data-state")).toBe("damaged");
+		expect(await openFold(p, damagedRecord.id)).toBe("damaged");
+		const check = p.locator(`#panel .record-check[data-fold="${damagedRecord.id}"] [data-verdict]`);
+		expect(await check.getAttribute("data-verdict")).toBe("does-not-verify");
 		await p.close();
 	}, 120_000);
 
