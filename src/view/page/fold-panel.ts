@@ -7,6 +7,8 @@ import { h, num } from "./dom.ts";
 import { entryView } from "./entry-view.ts";
 import { fetchVerified, identityOf, type Verdict } from "./verify.ts";
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function verdictBadge(v: Verdict, what: string): HTMLElement {
 	return v.ok
 		? h("span", { class: "verdict ok", "data-verdict": "verified" }, `✓ ${what} verified (SHA-256)`)
@@ -96,7 +98,7 @@ export async function renderFold(ctx: PageContext, panel: HTMLElement, id: strin
 		"p",
 		{ class: whole ? "ok" : "bad", "data-summary": whole ? "verified" : "damaged" },
 		whole
-			? `All ${leaves.length} objects and ${folds.length} records verified against their addresses.`
+			? `All ${plural(leaves.length, "object")} and ${plural(folds.length, "record")} verified against their addresses.`
 			: `${bad} of ${leaves.length} objects and ${records.bad} of ${folds.length} records do not verify; ` +
 					"the session file itself still holds these entries as written.",
 	);
