@@ -205,6 +205,11 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		const verdicts = await p.$$eval("#panel .leaf .verdict", (els) => els.map((e) => e.getAttribute("data-verdict")));
 		expect(verdicts.length).toBe(leaves.length);
 		expect(new Set(verdicts)).toEqual(new Set(["verified"]));
+		// The URL names the open fold: loaded again, the page opens it.
+		expect(new URL(p.url()).hash).toBe(`#fold=${fold.id}`);
+		await p.reload();
+		await p.waitForSelector("#panel [data-summary]");
+		expect(await p.textContent("#panel h2")).toContain(fold.id);
 		if (process.env.PI_FOLD_SCREENSHOT) {
 			await p.waitForSelector('[data-native="ready"]', { timeout: 120_000 });
 			await p.screenshot({ path: process.env.PI_FOLD_SCREENSHOT });

@@ -42,7 +42,11 @@ async function main(): Promise<void> {
 		source,
 		view,
 		folds: new Map(view.folds.map((f) => [f.id, f])),
-		open: (id, entryId) => renderFold(ctx, panel, id, entryId),
+		open: (id, entryId) => {
+			// The URL names the open fold, so a reload or a saved link opens it again.
+			history.replaceState(null, "", `#fold=${encodeURIComponent(id)}`);
+			return renderFold(ctx, panel, id, entryId);
+		},
 	};
 	const committed = view.folds.filter((f) => f.state !== "pending").length;
 	const chartBox = h("div", { class: "chart-box" });
@@ -67,6 +71,8 @@ async function main(): Promise<void> {
 			panel,
 		),
 	);
+	const linked = /^#fold=(.+)$/.exec(location.hash)?.[1];
+	if (linked !== undefined && ctx.folds.has(decodeURIComponent(linked))) void ctx.open(decodeURIComponent(linked));
 	let native = await source.native();
 	drawChart(native);
 	while (native.state === "pending") {
