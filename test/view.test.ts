@@ -15,6 +15,8 @@ import { nodeCore } from "../bindings/node.ts";
 import { findChromium } from "../harness/chromium.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { CLI, type RunningView, startView } from "../harness/view-server.ts";
+import { readSessionFolds } from "../src/replay/session-folds.ts";
+import { appendToSession, planUnfold, unfoldEntries } from "../src/replay/unfold-command.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { FIXTURE, type FileLine, fileEntries, fixtureAvailable } from "./helpers/fixture-entries.ts";
@@ -253,6 +255,26 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		const check = p.locator(`#panel .record-check[data-fold="${damagedRecord.id}"] [data-verdict]`);
 		expect(await check.getAttribute("data-verdict")).toBe("does-not-verify");
 		await p.close();
+	}, 120_000);
+
+	it("a session that changes while it is served (Pi still has it open) shows the change on reload", async () => {
+		const live = copySession(source);
+		const served = await startView([live, "--window", String(FOLD_WINDOW)], childEnv(piEnv()));
+		try {
+			const p = await page(served.url);
+			const states = () => p.$$eval("li[data-fold]", (els) => els.map((e) => e.getAttribute("data-state")));
+			expect(new Set(await states())).toEqual(new Set(["committed"]));
+			// What `pi-fold unfold` appends: expand records for every fold, and the edits that show the originals.
+			const session = readSessionFolds(live, nodeCore());
+			appendToSession(live, unfoldEntries(session, planUnfold(session)), statSync(live));
+			await p.reload();
+			await p.waitForSelector(".chart");
+			expect(await states()).toContain("expanded");
+			expect(await states()).not.toContain("damaged");
+			await p.close();
+		} finally {
+			expect(await served.stop()).toBe(0);
+		}
 	}, 120_000);
 
 	it("refuses every request without the token, or for another host name", async () => {

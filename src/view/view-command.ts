@@ -5,6 +5,7 @@ import type { Writable } from "node:stream";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { writeFileAtomic } from "../replay/output.ts";
 import { ReplayInputError } from "../replay/session-lines.ts";
+import { liveSession } from "./live-session.ts";
 import { replayCurve } from "./native-curve.ts";
 import { recentSession } from "./recent-session.ts";
 import { sessionView } from "./session-view.ts";
@@ -39,16 +40,17 @@ export async function runView(args: ViewArgs, deps: ViewDeps): Promise<void> {
 		if ("problem" in recent) throw new ViewRefusal(recent.problem);
 		file = recent.file;
 	}
+	const session = file;
+	const read = () => sessionView(session, deps.core);
 	let view: ReturnType<typeof sessionView>;
 	try {
-		view = sessionView(file, deps.core);
+		view = read();
 	} catch (err) {
 		if (err instanceof ReplayInputError) throw new ViewRefusal(err.message);
 		throw err;
 	}
-	const native = replayCurve(file, deps.cli, args.replay);
 	if (args.out !== undefined) {
-		const html = viewFileHtml(view, await native.answer);
+		const html = viewFileHtml(view, await replayCurve(file, deps.cli, args.replay).answer);
 		try {
 			writeFileAtomic(args.out, html);
 		} catch (err) {
@@ -57,11 +59,12 @@ export async function runView(args: ViewArgs, deps: ViewDeps): Promise<void> {
 		deps.stdout.write(`wrote ${args.out} (${html.length.toLocaleString("en-US")} bytes): open it in a browser\n`);
 		return;
 	}
-	const server = await startViewServer(view, native.answer);
+	const live = liveSession(file, view, read, deps.cli, args.replay);
+	const server = await startViewServer(live);
 	deps.stdout.write(
 		`${server.url}\nserving ${file} read-only on 127.0.0.1 (open the URL above; it holds the access token). Ctrl-C stops.\n`,
 	);
 	await deps.stopped;
-	native.cancel();
+	live.close();
 	await server.close();
 }

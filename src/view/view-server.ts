@@ -8,9 +8,8 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isHexHash } from "../fold-types.ts";
+import type { LiveSession } from "./live-session.ts";
 import { pageHtml } from "./page-html.ts";
-import type { SessionView } from "./session-view.ts";
-import type { NativeAnswer } from "./view-data.ts";
 
 export const CORE_WASM = new URL("../../wasm/pi-fold-core.wasm", import.meta.url);
 
@@ -41,16 +40,11 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
 	res.end(body);
 }
 
-/** Serve `view`; `native` resolves when the replay is done. Resolves once listening. */
-export async function startViewServer(view: SessionView, native: Promise<NativeAnswer>): Promise<ViewServer> {
+/** Serve the session as it is each time the page asks. Resolves once listening. */
+export async function startViewServer(session: LiveSession): Promise<ViewServer> {
 	const token = randomBytes(16).toString("hex");
-	let nativeNow: NativeAnswer = { state: "pending" };
-	void native.then((n) => {
-		nativeNow = n;
-	});
 	const page = pageHtml({ mode: "server" });
 	const wasm = readFileSync(CORE_WASM);
-	const viewJson = JSON.stringify(view.data);
 	let port = 0;
 	const text = (status: number, body: string): Reply => [status, "text/plain; charset=utf-8", body];
 	const answer = (req: IncomingMessage): Reply => {
@@ -62,12 +56,13 @@ export async function startViewServer(view: SessionView, native: Promise<NativeA
 		if (!sameToken(given, token)) return text(403, "forbidden: open the URL pi-fold view printed\n");
 		const route = rest.join("/");
 		if (route === "") return [200, "text/html; charset=utf-8", page];
-		if (route === "api/view") return [200, "application/json", viewJson];
-		if (route === "api/native") return [200, "application/json", JSON.stringify(nativeNow)];
+		if (route === "api/view") return [200, "application/json", JSON.stringify(session.current().view.data)];
+		if (route === "api/native") return [200, "application/json", JSON.stringify(session.current().native)];
 		if (route === "core.wasm") return [200, "application/wasm", wasm];
 		const [kind, hash] = rest;
 		if ((kind === "object" || kind === "record") && rest.length === 2 && isHexHash(hash)) {
-			const found = (kind === "object" ? view.store.objects : view.store.records).readAsFound(hash);
+			const { store } = session.current().view;
+			const found = (kind === "object" ? store.objects : store.records).readAsFound(hash);
 			return found ? [200, "application/octet-stream", found.bytes] : text(404, "not in the store\n");
 		}
 		return text(404, "not found\n");
