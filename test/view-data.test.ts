@@ -15,6 +15,7 @@ import { appendToSession, planUnfold, unfoldEntries } from "../src/replay/unfold
 import { recentSession, sessionDirOf } from "../src/view/recent-session.ts";
 import { sessionView } from "../src/view/session-view.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
+import { damageStored } from "./helpers/damage.ts";
 import { FIXTURE, fixtureAvailable } from "./helpers/fixture-entries.ts";
 import { FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
 
@@ -107,6 +108,17 @@ describe("fold states as the records leave them", () => {
 		// The roots are expanded; folds inside a consolidation were never re-shown on their own.
 		const roots = data.folds.filter((f) => f.parent === undefined);
 		expect(roots.every((f) => f.state === "expanded")).toBe(true);
+	}, 120_000);
+
+	it("a fold whose record does not verify is damaged, sized by the mark that made it", async () => {
+		const file = await copyRecorded();
+		const { data: before } = sessionView(file, core);
+		const target = before.folds.find((f) => f.kind === "tool-batch" && f.record !== undefined);
+		if (!target?.record) throw new Error("no tool batch in the recorded session");
+		damageStored(file, before.sessionId, "record", target.record);
+		const after = sessionView(file, core).data.folds.find((f) => f.id === target.id);
+		expect(after).toMatchObject({ state: "damaged", entries: target.entries, rawTokens: target.rawTokens });
+		expect(after?.note).toMatch(/^record [0-9a-f]{64} does not verify/);
 	}, 120_000);
 
 	it("a mark not yet committed is pending, over the entries of its span; a pin lists its entries", async () => {

@@ -4,7 +4,7 @@
 // the page's own Wasm SHA-256, a damaged object says it does not verify, search finds a folded line.
 // The server: nothing without the token, nothing for another host name, nothing off loopback, and
 // nothing written (the session could be open in Pi). PI_FOLD_SCREENSHOT=<file> saves the page.
-import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -19,6 +19,7 @@ import { readSessionFolds } from "../src/replay/session-folds.ts";
 import { appendToSession, planUnfold, unfoldEntries } from "../src/replay/unfold-command.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
+import { damageStored } from "./helpers/damage.ts";
 import { FIXTURE, type FileLine, fileEntries, fixtureAvailable } from "./helpers/fixture-entries.ts";
 import { childEnv, REPO_ROOT, run } from "./helpers/pi-cli.ts";
 import { FOLD_BUDGET, FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
@@ -96,18 +97,6 @@ function holds(file: string, f: Recorded, child: string): boolean {
 		return store.readRecord(f.record).children.some((c) => c.type === "fold" && c.id === child);
 	} catch {
 		return false;
-	}
-}
-
-/** Flip one byte of every stored copy of a leaf object or a record (pack entries): it no longer verifies. */
-function damageStored(file: string, sessionId: string, kind: "object" | "record", hash: string): void {
-	const store = FoldStore.forSession({ sessionFile: file, sessionId }, nodeCore());
-	const copies = store.packs?.copies(kind, hash) ?? [];
-	expect(copies.length).toBeGreaterThan(0);
-	for (const c of copies) {
-		const bytes = readFileSync(c.pack.path);
-		bytes[c.offset + 5] ^= 0x20;
-		writeFileSync(c.pack.path, bytes);
 	}
 }
 

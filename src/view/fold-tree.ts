@@ -172,13 +172,17 @@ export function foldTree(
 	const visit = (node: FoldNode): Size => {
 		ordered.push(node);
 		let size: Size;
-		if (node.children.length === 0) {
-			// A pending mark: the entries of its span as the branch holds them.
+		if (node.children.length === 0 && node.from === "") {
+			// A record that could not be read, for a fold no mark on the branch spans: nothing to count.
+			size = { entries: 0, raw: 0, from: "", to: "" };
+		} else if (node.children.length === 0) {
+			// A pending mark (or a damaged fold its mark spans): the entries of its span as the branch holds them.
 			const a = branch.position.get(node.from) ?? 0;
 			const b = branch.position.get(node.to) ?? a;
+			const span = tokens.slice(a, b + 1);
 			size = {
-				entries: b - a + 1,
-				raw: tokens.slice(a, b + 1).reduce((x, y) => x + y, 0),
+				entries: span.filter((t) => t > 0).length,
+				raw: span.reduce((x, y) => x + y, 0),
 				from: node.from,
 				to: node.to,
 			};
