@@ -13,7 +13,8 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeTempDirs, textOf } from "../harness/pi-harness.ts";
 import type { FoldView } from "../src/lattice/index.ts";
-import { entryText, sliceUtf8 } from "../src/session/fold-source.ts";
+import { entryText } from "../src/session/entry-text.ts";
+import { sliceUtf8 } from "../src/session/fold-source.ts";
 import type { FoldToolDetails } from "../src/tool/result.ts";
 import {
 	ARITHMETIC,

@@ -10,14 +10,8 @@ import { windowCosts } from "../meter/arithmetic.ts";
 import type { FoldTexts } from "../search/fold-texts.ts";
 import { checkQuery, type SearchAnswer, type SearchRequest, searchFolds } from "../search/search.ts";
 import { textAt } from "../session/context-entries.ts";
-import {
-	entryText,
-	type FoldSource,
-	readFoldSource,
-	type Slice,
-	sliceUtf8,
-	sourceView,
-} from "../session/fold-source.ts";
+import { entryText } from "../session/entry-text.ts";
+import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceView } from "../session/fold-source.ts";
 import { type FoldId, isFoldId, type Outcome, PEEK_DEFAULT_BYTES, PEEK_MAX_BYTES } from "../vocabulary.ts";
 import { openOf, overviewOf } from "./overview.ts";
 import { type ContentsLine, peekContents } from "./peek-contents.ts";

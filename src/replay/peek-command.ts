@@ -1,7 +1,8 @@
 // `pi-fold peek SESSION ID`: one fold's exact originals, read from the store beside the session file
 // and verified by SHA-256, without Pi. The text view is the one the agent's peek shows (each entry
 // with a header line, nested folds marked); --raw prints the exact session-file lines instead.
-import { entryText, VIEW_SEPARATOR, viewLayout } from "../session/fold-source.ts";
+import { entryText } from "../session/entry-text.ts";
+import { VIEW_SEPARATOR, viewLayout } from "../session/fold-source.ts";
 import { type SessionFolds, verifiedFold } from "./session-folds.ts";
 
 interface PeekCommand {

@@ -10,14 +10,8 @@
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
-import {
-	entryText,
-	innermostOwners,
-	readFoldSource,
-	VIEW_SEPARATOR,
-	type ViewPart,
-	viewLayout,
-} from "../session/fold-source.ts";
+import { entryText } from "../session/entry-text.ts";
+import { innermostOwners, readFoldSource, VIEW_SEPARATOR, type ViewPart, viewLayout } from "../session/fold-source.ts";
 import type { Open } from "../session/open-session.ts";
 import { utf8Length } from "../values/text-fit.ts";
 

@@ -237,5 +237,3 @@ export function sliceUtf8(text: string, offset: number, bytes: number): Slice {
 	const end = boundary(start + bytes);
 	return { text: new TextDecoder().decode(all.subarray(start, end)), start, end, total: all.length };
 }
-
-export { entryText };
