@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { WORKLOAD_ROOT } from "../harness/workload.ts";
 import { registerPiFold } from "../src/index.ts";
-import { FOLD_TOOL_NAME, RECORD_TYPE } from "../src/vocabulary.ts";
+import { FOLD_TOOL_NAME } from "../src/vocabulary.ts";
 import { type FileLine, fileEntries } from "./helpers/fixture-entries.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
-import { FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
+import { committedFolds, copySession, FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
 
 const CLI = fileURLToPath(new URL("../src/cli/cli.ts", import.meta.url));
 const ENV = childEnv(piEnv());
@@ -24,29 +24,6 @@ afterAll(removeTempDirs);
 
 function cli(args: readonly string[]): Promise<RunResult> {
 	return run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: ENV, timeoutMs: 120_000 });
-}
-
-/** A copy of the recorded session's folder (the file and its store beside it); the copy's file. */
-function copySession(file: string): string {
-	const dir = tempDir("unfold-session");
-	cpSync(dirname(file), dir, { recursive: true });
-	return join(dir, basename(file));
-}
-
-/** The fold ids and briefs the session's pi-fold records name. */
-function recordedFolds(file: string): { id: string; brief: string }[] {
-	const out: { id: string; brief: string }[] = [];
-	for (const e of fileEntries(file)) {
-		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
-		const data = e.data as {
-			op: string;
-			folds?: { id: string; brief: string }[];
-			fold?: { id: string; brief: string };
-		};
-		if (data.op === "commit") out.push(...(data.folds ?? []));
-		if (data.op === "consolidate" && data.fold) out.push(data.fold);
-	}
-	return out;
 }
 
 /** What the model receives when Pi alone (no pi-fold) reopens a copy of `file` and is asked one thing. */
@@ -68,13 +45,13 @@ async function modelView(file: string): Promise<unknown[]> {
 let recorded: string;
 beforeAll(async () => {
 	recorded = (await recordedFold()).file;
-	expect(recordedFolds(recorded).length).toBeGreaterThan(1);
+	expect(committedFolds(recorded).length).toBeGreaterThan(1);
 }, 120_000);
 
 describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", () => {
 	it("every original comes back, from the store, and nothing of pi-fold is left in the model's view", async () => {
-		const file = copySession(recorded);
-		const briefs = recordedFolds(file).map((f) => f.brief);
+		const file = copySession(recorded, "unfold-session");
+		const briefs = committedFolds(file).map((f) => f.brief);
 		// Before: Pi alone shows the briefs, which send the model to a tool it no longer has.
 		const before = JSON.stringify((await modelView(file)).filter((m) => (m as { role: string }).role !== "system"));
 		expect(before).toContain(FOLD_TOOL_NAME);
@@ -90,7 +67,7 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		const expands = appended.filter((e) => e.type === "custom").map((e) => e.data as { op: string; id: string });
 		expect(expands.length).toBeGreaterThan(0);
 		expect(new Set(expands.map((d) => d.op))).toEqual(new Set(["expand"]));
-		const foldIds = new Set(recordedFolds(file).map((f) => f.id));
+		const foldIds = new Set(committedFolds(file).map((f) => f.id));
 		for (const d of expands) expect(foldIds.has(d.id), d.id).toBe(true);
 		expect(appended.slice(0, appended.length - expands.length).every((e) => e.type === "context_edit")).toBe(true);
 		const after = await modelView(file);
@@ -111,7 +88,7 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 	}, 120_000);
 
 	it("a second run finds nothing to do; --dry-run writes nothing", async () => {
-		const file = copySession(recorded);
+		const file = copySession(recorded, "unfold-session");
 		const bytes = readFileSync(file);
 		const dry = await cli(["unfold", file, "--dry-run"]);
 		expect(dry.code, dry.stderr).toBe(0);
@@ -129,7 +106,7 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 
 describe("/fold-leave: the way out, asked inside Pi", () => {
 	it("names the unfold command for this session; run as given with Pi closed, Pi alone reads the originals", async () => {
-		const file = copySession(recorded);
+		const file = copySession(recorded, "unfold-session");
 		const h = await makeSession({
 			open: file,
 			sessionDir: dirname(file),
@@ -165,7 +142,7 @@ describe("a checkout that was never built (Pi's git install)", () => {
 		for (const part of ["src", "bindings", "wasm", "package.json"])
 			cpSync(join(REPO_ROOT, part), join(copy, part), { recursive: true });
 		symlinkSync(join(REPO_ROOT, "node_modules"), join(copy, "node_modules"));
-		const file = copySession(recorded);
+		const file = copySession(recorded, "unfold-session");
 		const leave = (await import(
 			pathToFileURL(join(copy, "src/commands/fold-leave.ts")).href
 		)) as typeof import("../src/commands/fold-leave.ts");
@@ -185,8 +162,8 @@ describe("a checkout that was never built (Pi's git install)", () => {
 
 describe("pi-fold peek: one fold from the session file, without Pi", () => {
 	it("prints the fold's entries, verified; --raw prints the exact session-file lines", async () => {
-		const file = copySession(recorded);
-		const [fold] = recordedFolds(file);
+		const file = copySession(recorded, "unfold-session");
+		const [fold] = committedFolds(file);
 		const r = await cli(["peek", file, fold.id]);
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout).toContain(`fold ${fold.id} (`);
@@ -202,8 +179,8 @@ describe("pi-fold peek: one fold from the session file, without Pi", () => {
 	}, 60_000);
 
 	it("an unknown id is named with the folds the session has, exit 1", async () => {
-		const file = copySession(recorded);
-		const ids = recordedFolds(file).map((f) => f.id);
+		const file = copySession(recorded, "unfold-session");
+		const ids = committedFolds(file).map((f) => f.id);
 		for (const id of ["f0000000000", "nope"]) {
 			const r = await cli(["peek", file, id]);
 			expect(r.code).toBe(1);
@@ -213,7 +190,7 @@ describe("pi-fold peek: one fold from the session file, without Pi", () => {
 	}, 60_000);
 
 	it("a damaged store object is refused by its SHA-256, by peek and unfold alike, and unfold writes nothing", async () => {
-		const file = copySession(recorded);
+		const file = copySession(recorded, "unfold-session");
 		const packs = join(dirname(file), "pi-fold", (fileEntries(file)[0] as { id: string }).id, "packs");
 		for (const name of readdirSync(packs)) {
 			const pack = join(packs, name);
@@ -223,7 +200,7 @@ describe("pi-fold peek: one fold from the session file, without Pi", () => {
 			writeFileSync(pack, bytes);
 		}
 		const before = readFileSync(file);
-		const [fold] = recordedFolds(file);
+		const [fold] = committedFolds(file);
 		const peek = await cli(["peek", file, fold.id]);
 		expect(peek.code).toBe(1);
 		expect(peek.stderr).toContain(`fold ${fold.id} cannot be read back`);

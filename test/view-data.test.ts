@@ -1,8 +1,8 @@
 // The view's reading of a session without Pi: each request's window rebuilt from the session file
 // alone must be what Pi really sent (weighed by the same estimator), the fold tree must hold what
 // the records commit, and the most recent session of a folder is the one Pi would continue.
-import { appendFileSync, cpSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { appendFileSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { tempDir } from "../harness/pi-harness.ts";
@@ -17,7 +17,7 @@ import { sessionView } from "../src/view/session-view.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { damageStored } from "./helpers/damage.ts";
 import { FIXTURE, fixtureAvailable } from "./helpers/fixture-entries.ts";
-import { FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
+import { copySession, FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
 
 const core = nodeCore();
 
@@ -91,10 +91,7 @@ describe.skipIf(!fixtureAvailable())("the real session fixture (legacy format, t
 
 /** A copy of the recorded session's folder; the copy's file. */
 async function copyRecorded(): Promise<string> {
-	const file = (await recordedFold()).file;
-	const dir = tempDir("view-copy");
-	cpSync(dirname(file), dir, { recursive: true });
-	return join(dir, basename(file));
+	return copySession((await recordedFold()).file, "view-copy");
 }
 
 describe("fold states as the records leave them", () => {

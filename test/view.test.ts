@@ -4,10 +4,10 @@
 // the page's own Wasm SHA-256, a damaged object says it does not verify, search finds a folded line.
 // The server: nothing without the token, nothing for another host name, nothing off loopback, and
 // nothing written (the session could be open in Pi). PI_FOLD_SCREENSHOT=<file> saves the page.
-import { cpSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,38 +17,15 @@ import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { CLI, type RunningView, startView } from "../harness/view-server.ts";
 import { readSessionFolds } from "../src/replay/session-folds.ts";
 import { appendToSession, planUnfold, unfoldEntries } from "../src/replay/unfold-command.ts";
+import type { CommittedFold } from "../src/session/journal.ts";
 import { FoldStore } from "../src/store/index.ts";
-import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { damageStored } from "./helpers/damage.ts";
 import { FIXTURE, type FileLine, fileEntries, fixtureAvailable } from "./helpers/fixture-entries.ts";
 import { childEnv, REPO_ROOT, run } from "./helpers/pi-cli.ts";
-import { FOLD_BUDGET, FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
+import { committedFolds, copySession, FOLD_BUDGET, FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
 
 const lookup = await findChromium();
 if (!lookup.ok) console.warn(`[view] skipped: ${lookup.reason}`);
-
-interface Recorded {
-	id: string;
-	record: string;
-}
-
-/** Every fold the session's records commit (commits and consolidations). */
-function committedFolds(file: string): Recorded[] {
-	const out: Recorded[] = [];
-	for (const e of fileEntries(file)) {
-		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
-		const d = e.data as { op: string; folds?: Recorded[]; fold?: Recorded };
-		if (d.op === "commit") out.push(...(d.folds ?? []));
-		if (d.op === "consolidate" && d.fold) out.push(d.fold);
-	}
-	return out;
-}
-
-function copySession(file: string): string {
-	const dir = tempDir("view-session");
-	cpSync(dirname(file), dir, { recursive: true });
-	return join(dir, basename(file));
-}
 
 /** Every file under `dir` with its size and modification time: what a read-only reader must leave alone. */
 function snapshot(dir: string): string[] {
@@ -91,7 +68,7 @@ function lineOfFold(file: string, k: number): string {
 }
 
 /** Whether fold `f`'s record (read from the clean source) names `child` among its children. */
-function holds(file: string, f: Recorded, child: string): boolean {
+function holds(file: string, f: CommittedFold, child: string): boolean {
 	const store = FoldStore.forSession({ sessionFile: file, sessionId: String(fileEntries(file)[0].id) }, nodeCore());
 	try {
 		return store.readRecord(f.record).children.some((c) => c.type === "fold" && c.id === child);
@@ -113,7 +90,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 	let damaged: string;
 	let damagedFold: string;
 	let damagedEntry: string;
-	let damagedRecord: Recorded;
+	let damagedRecord: CommittedFold;
 	let view: RunningView;
 	let broken: RunningView;
 	const outside: string[] = [];
@@ -122,8 +99,8 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 	beforeAll(async () => {
 		if (!lookup.ok) return;
 		source = (await recordedFold()).file;
-		clean = copySession(source);
-		damaged = copySession(source);
+		clean = copySession(source, "view-session");
+		damaged = copySession(source, "view-session");
 		const sessionId = String(fileEntries(damaged)[0].id);
 		// The damaged object: the first leaf of the first fold a commit made.
 		const store = FoldStore.forSession({ sessionFile: damaged, sessionId }, nodeCore());
@@ -247,7 +224,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 	}, 120_000);
 
 	it("a session that changes while it is served (Pi still has it open) shows the change on reload", async () => {
-		const live = copySession(source);
+		const live = copySession(source, "view-session");
 		const served = await startView([live, "--window", String(FOLD_WINDOW)], childEnv(piEnv()));
 		try {
 			const p = await page(served.url);

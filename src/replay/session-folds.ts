@@ -66,10 +66,13 @@ export function readSessionFolds(file: string, core: PiFoldCore): SessionFolds {
 }
 
 /** Pi's reopened branch: from the last entry in file order, up its parents to the root. */
-function branchOf(entries: readonly LooseEntry[], byId: ReadonlyMap<string, LooseEntry>): LooseEntry[] {
-	const out: LooseEntry[] = [];
+export function branchOf<E extends { id?: unknown; parentId?: unknown }>(
+	entries: readonly E[],
+	byId: ReadonlyMap<string, E>,
+): E[] {
+	const out: E[] = [];
 	const seen = new Set<string>();
-	let at: LooseEntry | undefined = entries[entries.length - 1];
+	let at: E | undefined = entries[entries.length - 1];
 	while (at && typeof at.id === "string" && !seen.has(at.id)) {
 		seen.add(at.id);
 		out.push(at);

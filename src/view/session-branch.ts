@@ -2,6 +2,7 @@
 // the last entry in file order back up its parents to the root. A legacy file (format 1) has no
 // entry ids and no branches: its entries are one line, named here by their line in the file.
 
+import { branchOf } from "../replay/session-folds.ts";
 import type { CheckedSession } from "../replay/session-lines.ts";
 import { type JournalOp, parseJournalOp } from "../session/journal.ts";
 import { RECORD_TYPE } from "../vocabulary.ts";
@@ -32,7 +33,7 @@ export function sessionBranch(checked: CheckedSession): SessionBranch {
 	const legacy = all.every((e) => typeof e.id !== "string");
 	const entries = legacy
 		? all.map((e, i): BranchEntry => ({ ...e, id: `line-${i + 2}`, parentId: i === 0 ? null : `line-${i + 1}` }))
-		: branchOf(all);
+		: branchOf(all, new Map(all.filter((e) => typeof e.id === "string").map((e) => [e.id, e])));
 	const position = new Map(entries.map((e, i) => [e.id, i]));
 	const journal: JournalStep[] = [];
 	let unreadable = 0;
@@ -43,20 +44,6 @@ export function sessionBranch(checked: CheckedSession): SessionBranch {
 		else unreadable++;
 	});
 	return { sessionId: String(header.id), entries, position, journal, unreadable };
-}
-
-function branchOf(all: readonly BranchEntry[]): BranchEntry[] {
-	const byId = new Map<string, BranchEntry>();
-	for (const e of all) if (typeof e.id === "string") byId.set(e.id, e);
-	const out: BranchEntry[] = [];
-	const seen = new Set<string>();
-	let at: BranchEntry | undefined = all.findLast((e) => typeof e.id === "string");
-	while (at && !seen.has(at.id)) {
-		seen.add(at.id);
-		out.push(at);
-		at = typeof at.parentId === "string" ? byId.get(at.parentId) : undefined;
-	}
-	return out.reverse();
 }
 
 /** The message an entry puts in a request, for the estimator (undefined: it puts none). */

@@ -33,15 +33,17 @@ export interface ViewDeps {
 	stopped: Promise<unknown>;
 }
 
+/** The file given, or the current folder's most recent session. */
+function sessionFile(args: ViewArgs): string {
+	if (args.file !== undefined) return args.file;
+	const recent = recentSession(process.cwd());
+	if ("problem" in recent) throw new ViewRefusal(recent.problem);
+	return recent.file;
+}
+
 export async function runView(args: ViewArgs, deps: ViewDeps): Promise<void> {
-	let file = args.file;
-	if (file === undefined) {
-		const recent = recentSession(process.cwd());
-		if ("problem" in recent) throw new ViewRefusal(recent.problem);
-		file = recent.file;
-	}
-	const session = file;
-	const read = () => sessionView(session, deps.core);
+	const file = sessionFile(args);
+	const read = () => sessionView(file, deps.core);
 	let view: ReturnType<typeof sessionView>;
 	try {
 		view = read();

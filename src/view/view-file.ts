@@ -2,11 +2,11 @@
 // to keep: the page, the view, native compaction's curve, the core and every object and record the
 // folds name, as found in the store (the page still verifies each one when it is opened).
 import { readFileSync } from "node:fs";
+import { CORE_WASM_URL } from "../../bindings/node.ts";
 import type { EmbeddedBoot } from "./page/source.ts";
 import { pageHtml } from "./page-html.ts";
 import type { SessionView } from "./session-view.ts";
 import type { NativeAnswer } from "./view-data.ts";
-import { CORE_WASM } from "./view-server.ts";
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 
@@ -28,7 +28,7 @@ export function viewFileHtml(view: SessionView, native: NativeAnswer): string {
 		mode: "file",
 		view: view.data,
 		native,
-		wasm: b64(readFileSync(CORE_WASM)),
+		wasm: b64(readFileSync(CORE_WASM_URL)),
 		objects,
 		records,
 	};

@@ -7,11 +7,10 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { CORE_WASM_URL } from "../../bindings/node.ts";
 import { isHexHash } from "../fold-types.ts";
 import type { LiveSession } from "./live-session.ts";
 import { pageHtml } from "./page-html.ts";
-
-export const CORE_WASM = new URL("../../wasm/pi-fold-core.wasm", import.meta.url);
 
 export interface ViewServer {
 	url: string;
@@ -44,7 +43,7 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
 export async function startViewServer(session: LiveSession): Promise<ViewServer> {
 	const token = randomBytes(16).toString("hex");
 	const page = pageHtml({ mode: "server" });
-	const wasm = readFileSync(CORE_WASM);
+	const wasm = readFileSync(CORE_WASM_URL);
 	let port = 0;
 	const text = (status: number, body: string): Reply => [status, "text/plain; charset=utf-8", body];
 	const answer = (req: IncomingMessage): Reply => {

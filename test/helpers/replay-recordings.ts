@@ -1,11 +1,16 @@
 // Sessions recorded by a real Pi AgentSession (faux provider, offline) for the replay tests: one with
 // pi-fold and one with Pi's native compaction, each with what it really sent, made once per test file.
+import { cpSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
 import { expect } from "vitest";
-import { makeSession } from "../../harness/pi-harness.ts";
+import { makeSession, tempDir } from "../../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../../harness/workload.ts";
 import { type PiFold, registerPiFold } from "../../src/index.ts";
 import type { PolicyResult, ReplayResult } from "../../src/replay/replay.ts";
+import type { CommittedFold } from "../../src/session/journal.ts";
+import { RECORD_TYPE } from "../../src/vocabulary.ts";
+import { fileEntries } from "./fixture-entries.ts";
 
 export const STAGES = 16;
 /**
@@ -129,4 +134,23 @@ export function expectWithin(actual: number[], expected: number[], what: string)
 			TOLERANCE * expected[i],
 		);
 	});
+}
+
+/** A copy of a recorded session's folder (the file and its store beside it); the copy's file. */
+export function copySession(file: string, prefix = "session-copy"): string {
+	const dir = tempDir(prefix);
+	cpSync(dirname(file), dir, { recursive: true });
+	return join(dir, basename(file));
+}
+
+/** Every fold a session file's pi-fold records commit (commits, then consolidations, in file order). */
+export function committedFolds(file: string): CommittedFold[] {
+	const out: CommittedFold[] = [];
+	for (const e of fileEntries(file)) {
+		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+		const d = e.data as { op: string; folds?: CommittedFold[]; fold?: CommittedFold };
+		if (d.op === "commit") out.push(...(d.folds ?? []));
+		if (d.op === "consolidate" && d.fold) out.push(d.fold);
+	}
+	return out;
 }
