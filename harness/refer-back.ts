@@ -30,12 +30,14 @@ export interface ReferOutcome {
 
 const lineOf = (from: number) => new RegExp(`\\[stage ${from}\\] check value: (chk-[0-9a-f]+)`);
 
-function textsOf(context: TranscriptContext): string[] {
-	return context.messages.map((m) => {
-		const c = (m as { content?: unknown }).content;
-		if (typeof c === "string") return c;
-		return Array.isArray(c) ? c.map((b) => (b as { text?: string }).text ?? "").join("\n") : "";
-	});
+function textsOf(context: TranscriptContext, only?: (m: unknown) => boolean): string[] {
+	return context.messages
+		.filter((m) => only?.(m) ?? true)
+		.map((m) => {
+			const c = (m as { content?: unknown }).content;
+			if (typeof c === "string") return c;
+			return Array.isArray(c) ? c.map((b) => (b as { text?: string }).text ?? "").join("\n") : "";
+		});
 }
 
 /** Whether the request offers tool `name` (tools are declared by the transcript's system messages). */
@@ -68,10 +70,11 @@ export class ReferBacks {
 	before(stage: number, context: TranscriptContext, idPrefix: string): AssistantMessage | undefined {
 		const ref = this.#refs.get(stage);
 		if (!ref) return undefined;
-		const texts = textsOf(context);
 		const asked = this.#asked?.stage === stage ? this.#asked : undefined;
-		// Only the newest message (the lookup's answer) counts for a lookup; the whole window otherwise.
-		const where = asked ? texts.slice(-1) : texts;
+		// Only the lookup's answer (its tool result, wherever a notice landed after it) counts for a
+		// lookup; the whole window otherwise.
+		const lookup = `${idPrefix}s${stage}lookup`;
+		const where = textsOf(context, asked ? (m) => (m as { toolCallId?: string }).toolCallId === lookup : undefined);
 		const found = where.map((t) => lineOf(ref.from).exec(t)?.[1]).find((v) => v !== undefined);
 		if (found || asked) {
 			this.#asked = undefined;
@@ -87,7 +90,7 @@ export class ReferBacks {
 		const hasFoldTool = declares(context, FOLD_TOOL_NAME);
 		const via = hasFoldTool ? "search" : "redone";
 		this.#asked = { stage, via };
-		const id = `${idPrefix}s${stage}lookup`;
+		const id = lookup;
 		const call = hasFoldTool
 			? fauxToolCall(FOLD_TOOL_NAME, { action: "search", query: `[stage ${ref.from}] check value` }, { id })
 			: fauxToolCall("bash", { command: ref.command }, { id });

@@ -25,6 +25,8 @@ export const WORKLOAD_ROOT = fileURLToPath(
 );
 
 export const WORKLOAD_PROMPT = "Survey this package's source: read through its modules stage by stage and take notes.";
+/** How the workload's final answer begins: a run that shows it went through every stage. */
+export const WORKLOAD_DONE = "Done: surveyed the package";
 /** What the person says to go on after a pause (see WorkloadOptions.pauseEvery). */
 export const CONTINUE_PROMPT = "Continue the survey where you stopped.";
 
@@ -56,6 +58,13 @@ export interface WorkloadOptions {
 	referBacks?: ReferBacks;
 	/** Put before every tool call id, so that several runs in one session keep ids unique (default ""). */
 	idPrefix?: string;
+	/** Tool calls per stage, times this (default 1: 2-4 calls a stage): how much tool output a stage brings. */
+	outputScale?: number;
+	/**
+	 * Refuse a request whose prompt passes this many tokens (the faux provider's count) with a context
+	 * overflow error, as a real provider refuses one past its window; default: take any size.
+	 */
+	windowLimit?: number;
 }
 
 interface PlannedCall {
@@ -147,8 +156,11 @@ export function workloadPlan(stages: number, opts: WorkloadOptions = {}): StageP
 		throw new Error(`workload: readLines must be whole numbers with 0 < min < max, got ${minLines}-${maxLines}`);
 	}
 	const plans: StagePlan[] = [];
+	const scale = opts.outputScale ?? 1;
+	if (!(Number.isSafeInteger(scale) && scale >= 1))
+		throw new Error(`workload: outputScale must be a whole number >= 1, got ${scale}`);
 	for (let stage = 0; stage < stages; stage++) {
-		const count = 2 + Math.floor(next() * 3);
+		const count = (2 + Math.floor(next() * 3)) * scale;
 		const calls: PlannedCall[] = [];
 		for (let j = 0; j < count; j++) {
 			const id = `${opts.idPrefix ?? ""}s${stage}c${j}`;
@@ -195,11 +207,40 @@ export function isSummaryRequest(context: TranscriptContext): boolean {
 }
 
 /** What a provider answers when the request does not fit (pi-ai classifies it as a context overflow). */
-function overflowReply(): AssistantMessage {
+function overflowReply(tokens = 210_000, maximum = 200_000): AssistantMessage {
 	return fauxAssistantMessage([], {
 		stopReason: "error",
-		errorMessage: "prompt is too long: 210000 tokens > 200000 maximum",
+		errorMessage: `prompt is too long: ${tokens} tokens > ${maximum} maximum`,
 	});
+}
+
+/** The text the faux provider bills a message by (one text per message, as its usage counts it). */
+function billedText(m: TranscriptContext["messages"][number]): string {
+	const blocks = (c: unknown): string =>
+		typeof c === "string"
+			? c
+			: Array.isArray(c)
+				? c
+						.map((b: { type?: string; text?: string; thinking?: string; name?: string; arguments?: unknown }) =>
+							b.type === "text"
+								? (b.text ?? "")
+								: b.type === "thinking"
+									? (b.thinking ?? "")
+									: `${b.name}:${JSON.stringify(b.arguments)}`,
+						)
+						.join("\n")
+				: "";
+	const x = m as { role: string; content?: unknown; toolName?: string; toolsAdded?: unknown[] };
+	if (x.role === "toolResult") return [x.toolName ?? "", blocks(x.content)].join("\n");
+	if (x.role === "system")
+		return [blocks(x.content), ...(x.toolsAdded ?? []).map((t) => `tool+:${JSON.stringify(t)}`)].join("\n");
+	return blocks(x.content);
+}
+
+/** The prompt tokens the faux provider counts for a request: its messages' texts joined, a token per 4 characters. */
+export function fauxPromptTokens(context: Pick<TranscriptContext, "messages">): number {
+	const texts = context.messages.map((m) => `${m.role}:${billedText(m)}`);
+	return Math.ceil((texts.reduce((n, t) => n + t.length, 0) + 2 * Math.max(0, texts.length - 1)) / 4);
 }
 
 /** A structured summary of realistic size, as a compaction summariser would write it. */
@@ -233,11 +274,15 @@ export function workloadSteps(stages: number, opts: WorkloadOptions = {}): FauxR
 			? [stage, fauxAssistantMessage(fauxText(`Surveyed ${i + 1} stages; waiting for the next instruction.`))]
 			: [stage];
 	});
-	queue.push(fauxAssistantMessage(fauxText(`Done: surveyed the package in ${stages} stages.`)));
+	queue.push(fauxAssistantMessage(fauxText(`${WORKLOAD_DONE} in ${stages} stages.`)));
 	const summary = summaryText(opts.summaryChars ?? 1600);
 	let workRequests = 0;
 	const step: FauxResponseStep = (context) => {
 		if (isSummaryRequest(context)) return fauxAssistantMessage(fauxText(summary));
+		if (opts.windowLimit !== undefined) {
+			const tokens = fauxPromptTokens(context);
+			if (tokens > opts.windowLimit) return overflowReply(tokens, opts.windowLimit);
+		}
 		const index = workRequests++;
 		if (index === opts.overflowAt) return overflowReply();
 		const upcoming = queue[0] && stageOf.get(queue[0]);
@@ -245,7 +290,11 @@ export function workloadSteps(stages: number, opts: WorkloadOptions = {}): FauxR
 		if (lookup) return lookup;
 		return queue.shift() ?? fauxAssistantMessage([], { stopReason: "error", errorMessage: "workload exhausted" });
 	};
-	// Spare steps for summary requests and the overflow retry.
+	// Spare steps for summary requests, the overflow retry and requests refused as too long.
 	const lookups = opts.referBacks ? stages : 0;
-	return Array.from({ length: stages + 12 + lookups + (every > 0 ? Math.ceil(stages / every) : 0) }, () => step);
+	const refusals = opts.windowLimit !== undefined ? stages : 0;
+	return Array.from(
+		{ length: stages + 12 + lookups + refusals + (every > 0 ? Math.ceil(stages / every) : 0) },
+		() => step,
+	);
 }

@@ -16,6 +16,22 @@ export const RECORD_TYPE = "pi-fold";
 export const RECEIPT_TYPE = "pi-fold-receipt";
 export const OVERFLOW_NOTICE_TYPE = "pi-fold-overflow";
 export const UNBRIEFED_NOTICE_TYPE = "pi-fold-unbriefed";
+const NOTICE_TYPES: ReadonlySet<string> = new Set([RECEIPT_TYPE, OVERFLOW_NOTICE_TYPE, UNBRIEFED_NOTICE_TYPE]);
+
+/**
+ * Whether a session entry is one of pi-fold's own notices (a receipt, the overflow or unbriefed
+ * notice). Each says what one commit did, and leaves the window with the next commit.
+ */
+export function isPiFoldNotice(entry: unknown): boolean {
+	const e = entry as { type?: unknown; customType?: unknown } | null;
+	return e?.type === "custom_message" && typeof e.customType === "string" && NOTICE_TYPES.has(e.customType);
+}
+
+/** The same, for a message of a request (a custom message, as Pi projects such an entry). */
+export function isPiFoldNoticeMessage(message: unknown): boolean {
+	const m = message as { role?: unknown; customType?: unknown } | null;
+	return m?.role === "custom" && typeof m.customType === "string" && NOTICE_TYPES.has(m.customType);
+}
 
 /**
  * Pi hands every custom message to the model as a user-role message, and pi-fold's receipt and
@@ -85,6 +101,17 @@ export interface RuntimeSettings {
 	blacklistAutoFoldTools: ReadonlySet<string>;
 	/** Milliseconds now, for the prompt cache's lifetime (default Date.now; a simulation passes its own). */
 	clock?: () => number;
+	/**
+	 * Pi's compaction settings for a model, when Pi compacts (undefined: it does not, or cannot say
+	 * yet): the budget stays at or below where Pi's own compaction acts. Absent: no such limit.
+	 */
+	piCompaction?: (model: { provider: string; id: string } | undefined) => PiCompactionSettings | undefined;
+}
+
+/** Pi's `compaction.reserveTokens` and `keepRecentTokens` for one model. */
+export interface PiCompactionSettings {
+	reserveTokens: number;
+	keepRecentTokens: number;
 }
 
 /** Peek's default slice (a few thousand tokens) and largest slice, in UTF-8 bytes of a fold's text view. */

@@ -5,12 +5,16 @@ import { InMemoryCredentialStore, InMemoryModelsStore } from "@earendil-works/pi
 import { ModelRuntime } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAUX_MODEL, FAUX_PROVIDER, makeSession, removeTempDirs } from "../harness/pi-harness.ts";
+import { piCompactionOf } from "../src/host/pi-compaction.ts";
 import { type PiFold, registerPiFold } from "../src/index.ts";
 import {
+	ANSWER_FLOOR_TOKENS,
 	budgetText,
+	COMPACTION_LEAST_SHARE,
 	firstPriceTier,
 	type ModelLimits,
 	OUTPUT_RESERVE_SHARE,
+	type PiCompaction,
 	pastWindowWarning,
 	servingBudget,
 } from "../src/meter/budget.ts";
@@ -29,8 +33,8 @@ const GPT_COST = {
 	tiers: [{ inputTokensAbove: 272_000, input: 10, output: 45, cacheRead: 1, cacheWrite: 0 }],
 };
 
-const served = (model: ModelLimits | undefined, providerInputBudget?: number) => {
-	const b = servingBudget(model, providerInputBudget);
+const served = (model: ModelLimits | undefined, providerInputBudget?: number, pi?: PiCompaction) => {
+	const b = servingBudget(model, providerInputBudget, pi);
 	if (!b.ok) throw new Error(b.reason);
 	return b;
 };
@@ -45,6 +49,8 @@ describe("serving budget: the window", () => {
 			source: "model",
 			limit: "window",
 			window: 128_000,
+			// What stops a request: the window less the least answer worth asking for.
+			sendLimit: 128_000 - ANSWER_FLOOR_TOKENS,
 		});
 		expect(budgetText(served({ contextWindow: 128_000, maxTokens: 4096 }))).toBe(
 			"123,904 (window 128,000 minus 4,096 reserved for output)",
@@ -103,6 +109,8 @@ describe("serving budget: price tiers", () => {
 			limit: "price tier",
 			window: 400_000,
 			tier: { above: 272_000, multiplier: 2 },
+			// The tier is a price, not a wall: a request past it can still be sent.
+			sendLimit: 400_000 - ANSWER_FLOOR_TOKENS,
 		});
 		expect(budgetText(b)).toBe("272,000 (price tier: 2x above 272,000; window 400,000)");
 		expect(limitText(b)).toBe("price tier: 2x above; window 400k");
@@ -184,6 +192,8 @@ describe("serving budget: price tiers", () => {
 			limit: "providerInputBudget",
 			window: 400_000,
 			tier: { above: 272_000, multiplier: 2 },
+			// The person's limit is a hard one.
+			sendLimit: 350_000,
 		});
 		expect(budgetText(above)).toBe(
 			"350,000 (providerInputBudget; past the model's price tier 2x above 272,000: larger requests cost 2x; window 400,000)",
@@ -197,33 +207,97 @@ describe("serving budget: price tiers", () => {
 	});
 });
 
-describe("the fence names the limit it holds to", () => {
-	it("a price tier: the request would fit the window, so it says how to allow it", () => {
-		const b = served({ contextWindow: 400_000, maxTokens: 128_000, cost: GPT_COST });
-		const text = fenceMessage({
-			tokens: 280_000,
+describe("Pi's compaction threshold", () => {
+	const pi = { reserveTokens: 16_384, keepRecentTokens: 20_000 };
+
+	it("binds where it sits below the window's budget: where Pi compacts, with its keepRecentTokens as the floor", () => {
+		// 64k: Pi acts past 64,000 - 16,384; 32k: past the newest 20,000 (32,000 - 16,384 is below it).
+		for (const window of [64_000, 32_000]) {
+			const b = served({ contextWindow: window, maxTokens: 4_096 }, undefined, pi);
+			const threshold = Math.max(window - pi.reserveTokens, pi.keepRecentTokens);
+			expect(b).toMatchObject({ budget: threshold, limit: "compaction", compaction: { ...pi, threshold } });
+			expect(b.sendLimit).toBe(window - ANSWER_FLOOR_TOKENS);
+		}
+		expect(budgetText(served({ contextWindow: 64_000, maxTokens: 4_096 }, undefined, pi))).toBe(
+			"47,616 (Pi's compaction threshold: window 64,000 minus reserveTokens 16,384)",
+		);
+		expect(budgetText(served({ contextWindow: 32_000, maxTokens: 4_096 }, undefined, pi))).toBe(
+			"20,000 (Pi's compaction: it keeps the newest keepRecentTokens 20,000 (window 32,000 minus reserveTokens 16,384 is below it))",
+		);
+	});
+
+	it("does not bind where the window or a tier is lower, nor when Pi's compaction is off, nor over providerInputBudget", () => {
+		// A 20k window: Pi has nothing to summarise below its 20,000 recent tokens; the window binds.
+		expect(served({ contextWindow: 20_000, maxTokens: 2_000 }, undefined, pi)).toMatchObject({
+			budget: 18_000,
+			limit: "window",
+		});
+		expect(served({ contextWindow: 400_000, maxTokens: 128_000, cost: GPT_COST }, undefined, pi)).toMatchObject({
 			budget: 272_000,
+			limit: "price tier",
+		});
+		expect(served({ contextWindow: 64_000, maxTokens: 4_096 })).toMatchObject({ budget: 59_904, limit: "window" });
+		expect(served({ contextWindow: 64_000, maxTokens: 4_096 }, 60_000, pi)).toMatchObject({
+			budget: 60_000,
+			limit: "providerInputBudget",
+		});
+	});
+
+	it("does not bind where Pi would compact at almost every turn: below half of what the window holds", () => {
+		// keepRecentTokens 2,000 on a 16k window: Pi acts past 2,000, far below the window's 14,000.
+		const low = { reserveTokens: 16_384, keepRecentTokens: 2_000 };
+		expect(served({ contextWindow: 16_000, maxTokens: 2_000 }, undefined, low)).toMatchObject({
+			budget: 14_000,
+			limit: "window",
+			compaction: { threshold: 2_000 },
+		});
+		const half = { reserveTokens: 16_000 - 7_000, keepRecentTokens: 2_000 };
+		expect(served({ contextWindow: 16_000, maxTokens: 2_000 }, undefined, half)).toMatchObject({
+			budget: 14_000 * COMPACTION_LEAST_SHARE,
+			limit: "compaction",
+		});
+	});
+
+	it("agrees with Pi's own settings reader: model overrides, then the setting, then Pi's defaults; off is off", () => {
+		const model = { provider: "acme", id: "m1" };
+		expect(piCompactionOf({}, model)).toEqual(pi);
+		expect(piCompactionOf({ compaction: { reserveTokens: 4_000 } }, model)).toEqual({ ...pi, reserveTokens: 4_000 });
+		expect(
+			piCompactionOf(
+				{ compaction: { reserveTokens: 4_000, modelOverrides: { "acme/m1": { keepRecentTokens: 8_000 } } } },
+				model,
+			),
+		).toEqual({ reserveTokens: 4_000, keepRecentTokens: 8_000 });
+		expect(piCompactionOf({ compaction: { enabled: false } }, model)).toBeUndefined();
+		// Values Pi itself refuses count as absent.
+		expect(piCompactionOf({ compaction: { reserveTokens: -1, keepRecentTokens: "x" } }, model)).toEqual(pi);
+	});
+});
+
+describe("the fence names the limit it holds to", () => {
+	it("the window: what it can take with room for an answer, and that Pi's compaction did not run", () => {
+		const b = served({ contextWindow: 20_000, maxTokens: 2_000 });
+		const text = fenceMessage({
+			tokens: 19_500,
+			sendLimit: b.sendLimit,
 			pendingMarks: 0,
 			why: budgetText(b),
 			limit: b.limit,
+			window: 20_000,
+			compaction: "compaction is off in Pi's settings",
 		});
 		expect(text).toContain(
-			"exceed the serving budget of 272,000 (price tier: 2x above 272,000; window 400,000) by ~8000",
+			"would exceed what the model's window of 20,000 can take with room for an answer (18,976) by ~524",
 		);
-		expect(text).toContain("set providerInputBudget");
+		expect(text).toContain("Pi's compaction did not run: compaction is off in Pi's settings");
+		expect(text).not.toContain("providerInputBudget");
 	});
 
-	it("the window: no word of a price tier", () => {
-		const b = served({ contextWindow: 128_000, maxTokens: 4_096 });
-		const text = fenceMessage({
-			tokens: 130_000,
-			budget: b.budget,
-			pendingMarks: 2,
-			why: budgetText(b),
-			limit: b.limit,
-		});
-		expect(text).toContain("serving budget of 123,904 (window 128,000 minus 4,096 reserved for output)");
-		expect(text).not.toContain("providerInputBudget");
+	it("providerInputBudget: the person's own limit", () => {
+		const b = served({ contextWindow: 128_000, maxTokens: 4_096 }, 6_000);
+		const text = fenceMessage({ tokens: 6_500, sendLimit: b.sendLimit, pendingMarks: 2, limit: b.limit });
+		expect(text).toContain("would exceed your providerInputBudget of 6,000 by ~500");
+		expect(text).toContain("2 staged marks could not be folded before it");
 	});
 });
 

@@ -295,8 +295,9 @@ describe('slash commands in print mode (`pi -p "/fold-status"`)', () => {
 		base.push("--provider", FIXTURE_PROVIDER, "--model", FIXTURE_MODEL, "--no-session");
 		const status = await runPi(["-p", "/fold-status", ...base], { cwd: work, env });
 		expect(status.code, status.stderr).toBe(0);
-		// The fixture's model: a 64k window less room for a 2k answer.
-		expect(status.stdout).toMatch(/^pi-fold: window ~\d+ of 62k tokens \(\d+%\)\n/);
+		// The fixture's model: a 64k window, where Pi's default compaction acts past 64,000 - 16,384.
+		expect(status.stdout).toMatch(/^pi-fold: window ~\d+ of 48k tokens \(\d+%\)\n/);
+		expect(status.stdout).toContain("Pi's compaction threshold: window 64,000 minus reserveTokens 16,384");
 		expect(status.stdout).toContain("pending marks: none");
 		const refused = await runPi(["-p", "/fold", ...base], { cwd: work, env });
 		expect(refused.code).toBe(0);

@@ -5,7 +5,7 @@ import { commitNeed, occupancyOf } from "../src/meter/occupancy.ts";
 import { commitPolicy, type WeighedMark } from "../src/policy/commit-policy.ts";
 import { cacheRates, commitTrigger, decideCommit } from "../src/policy/cost-model.ts";
 import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
-import { workingSetStart } from "../src/policy/working-set.ts";
+import { WORKING_SET_SHARE, workingSetStart } from "../src/policy/working-set.ts";
 
 describe("cacheRates", () => {
 	it("writes at the cache-write rate, or at the input rate where a card charges none", () => {
@@ -93,6 +93,40 @@ describe("workingSetStart", () => {
 		expect(workingSetStart(entries, 3)).toBe(4);
 		expect(workingSetStart([batch, result], 3)).toBe(0);
 	});
+
+	describe("fits the budget: it shrinks toward the batch in progress past a share of it", () => {
+		// A chapter of 6 batches, each a call (100 tokens) and its result (`result` tokens).
+		const chapter = [u, ...Array.from({ length: 6 }, () => [batch, result]).flat()];
+		const start = (k: number) => chapter.length - 2 * k; // the k newest batches
+		const sized = (resultTokens: number, budget: number) =>
+			workingSetStart(chapter, 3, {
+				budget,
+				tokensAt: (p) => (chapter[p] === batch ? 100 : chapter[p] === result ? resultTokens : 20),
+			});
+		// How many newest batches of `size` tokens fit the share, one at least, three at most.
+		const fitting = (size: number, budget: number) =>
+			Math.max(1, Math.min(3, Math.floor((WORKING_SET_SHARE * budget) / size)));
+
+		it.each([16_000, 32_000, 64_000, 200_000])("a %d-token budget", (budget) => {
+			for (const resultTokens of [500, 1_500, 3_000, 6_000, 12_000]) {
+				const k = fitting(100 + resultTokens, budget);
+				expect(sized(resultTokens, budget), `${resultTokens}-token results`).toBe(start(k));
+			}
+		});
+
+		it("keeps three batches on a large budget, as without a measure", () => {
+			expect(sized(3_000, 200_000)).toBe(workingSetStart(chapter, 3));
+		});
+
+		it("never drops the batch in progress, however large", () => {
+			expect(sized(50_000, 16_000)).toBe(start(1));
+		});
+
+		it("a chapter without batches is kept from its user message", () => {
+			const talk = [u, text, text];
+			expect(workingSetStart(talk, 3, { budget: 16_000, tokensAt: () => 10_000 })).toBe(0);
+		});
+	});
 });
 
 describe("commitPolicy", () => {
@@ -155,5 +189,54 @@ describe("commitPolicy", () => {
 		});
 		expect(out.need).toBe(commitNeed(occupancy, thresholds));
 		expect(out.eligibleEnd).toBeUndefined();
+	});
+
+	it("at the cap, waits when every mark together could not bring the window under it (unless it could not be sent)", () => {
+		const occupancy = occupancyOf(85_000, 100_000);
+		const input = {
+			thresholds,
+			rates,
+			cache: "warm" as const,
+			occupancy,
+			marks: [mark(10, 2_000, 80_000), mark(30, 1_500, 60_000)],
+			workingSetStart: 20,
+			growth: 2_000,
+		};
+		const out = commitPolicy({ ...input, holdLimit: 120_000 });
+		expect(out.need).toBe(0);
+		expect(out.held).toMatch(/cannot bring the window under the commit threshold/);
+		expect(
+			commitPolicy({ ...input, occupancy: occupancyOf(125_000, 100_000), holdLimit: 120_000 }).need,
+		).toBeGreaterThan(0);
+	});
+
+	describe("right after a rewrite", () => {
+		const input = (tokens: number, lastRewrote: boolean, withRates = true) => ({
+			thresholds,
+			rates: withRates ? rates : undefined,
+			cache: "warm" as const,
+			occupancy: occupancyOf(tokens, 100_000),
+			marks: [mark(10, 50_000, 90_000)],
+			workingSetStart: 20,
+			growth: 2_000,
+			holdLimit: 120_000,
+			lastRewrote,
+		});
+
+		it("waits a request, past the cap and past the budget, under either policy", () => {
+			for (const withRates of [true, false]) {
+				for (const tokens of [85_000, 100_000, 120_000]) {
+					expect(commitPolicy(input(tokens, false, withRates)).need, `${tokens} without a rewrite`).toBeGreaterThan(0);
+					const held = commitPolicy(input(tokens, true, withRates));
+					expect(held.need, `${tokens} after a rewrite`).toBe(0);
+					expect(held.held).toMatch(/rewrote the window already/);
+				}
+			}
+		});
+
+		it("commits anyway when the next request could not be sent otherwise", () => {
+			expect(commitPolicy(input(120_001, true)).need).toBeGreaterThan(0);
+			expect(commitPolicy(input(120_001, true, false)).need).toBeGreaterThan(0);
+		});
 	});
 });

@@ -116,11 +116,13 @@ describe("Pi's idle cache refresh", () => {
 			const model = h.session.model as Model;
 			if (!open || !model) throw new Error("no session");
 			const settings = { ...rt.settings, thresholds: { ...rt.settings.thresholds } };
-			const timing = new CommitTiming(new Meter(rt.core, settings), settings);
+			const timing = new CommitTiming(new Meter(rt.core, settings), settings, () => false);
 			const budget = rt.budget(model);
 			if (!budget.ok) throw new Error(budget.reason);
-			// The window at its budget: whatever the prices, the next boundary commits.
-			expect(timing.prospect(open, occupancyOf(budget.budget, budget.budget), model)).toBe(true);
+			// The window at the commit threshold, with marks to fold: whatever the prices, the next boundary commits.
+			expect(open.lattice.pending().length).toBeGreaterThan(0);
+			const cap = Math.ceil(settings.thresholds.maxTarget * budget.budget);
+			expect(timing.prospect(open, occupancyOf(cap, budget.budget), model)).toBe(true);
 			expect(timing.warming("warm")).toBe("stop");
 			expect(timing.status().warmingStopped).toBe(1);
 			// An empty window: nothing is due, Pi's refresh goes on.

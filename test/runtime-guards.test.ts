@@ -70,7 +70,7 @@ describe("the fence", () => {
 			expect(status.fence.stopped).toBe(1);
 			const last = status.fence.last;
 			expect(last?.tokens).toBeGreaterThan(FENCE_BUDGET);
-			expect(last?.budget).toBe(FENCE_BUDGET);
+			expect(last?.sendLimit).toBe(FENCE_BUDGET);
 			expect(ui.notes.map((n) => n.message)).toEqual([last?.message]);
 			expect(ui.statuses.at(-1)?.text).toContain("request stopped");
 			// Out of band: pi-fold wrote nothing into the window.
@@ -96,11 +96,17 @@ describe("the fence", () => {
 			expect(errors).toEqual([]);
 			expect(h.captured).toHaveLength(1);
 			expect(rt.status().fence.stopped).toBe(1);
-			// The aborted turn ends at a boundary: the now complete batch is marked and committed there.
-			expect(rt.commits).toHaveLength(1);
+			// The aborted turn ends at a boundary: the now complete batch is marked there, but nothing is
+			// committed after a stopped request (its receipt would end the run in the stop's place).
+			expect(rt.commits).toHaveLength(0);
+			expect(rt.lattice?.pending().length).toBeGreaterThan(0);
+			const answers = h.session.messages.filter((m) => (m as Message).role === "assistant") as Message[];
+			expect(h.session.messages.at(-1)).toBe(answers.at(-1));
 			await h.session.prompt("and now?");
 			expect(h.captured).toHaveLength(2);
 			expect(rt.status().fence.stopped).toBe(1);
+			// The next prompt's first request was folded before it went out.
+			expect(rt.commits.map((c) => c.reason)).toEqual(["fold"]);
 			const answered = h.session.messages.at(-1) as Message;
 			expect(answered.role === "assistant" && answered.stopReason).toBe("stop");
 			const billed =

@@ -120,7 +120,18 @@ describe("the TUI under a pty", () => {
 		expect(staged).toBeDefined();
 		pty.send("\x1b");
 		const closed = await pty.waitFor((rows) => rows.some((r) => BAR.test(r)), "the fold bar after the editor");
-		const bar = closed.filter((r) => r.includes("pi-fold ▕") || r.includes("incl. staged")).join(" ");
+		// The bar: its head row and the legend rows under it (indented to the percentage).
+		const head = closed.findIndex((r) => r.includes("pi-fold ▕"));
+		const indent = (closed[head] ?? "").indexOf("▏") + 2;
+		const rest = closed.slice(head + 1);
+		const legend = rest.slice(
+			0,
+			Math.max(
+				0,
+				rest.findIndex((r) => !r.startsWith(" ".repeat(indent)) || r.trim() === ""),
+			),
+		);
+		const bar = [closed[head], ...legend].join(" ");
 		expect(BAR.exec(bar)?.slice(1)).toEqual([percent, budget]);
 		expect(bar).toContain(`incl. staged expand ${staged}`);
 		// The bar's base is pi-fold's budget, and it names the model's window, the base of Pi's footer.

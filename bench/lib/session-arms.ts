@@ -19,6 +19,7 @@ import {
 	CONTINUE_PROMPT,
 	isSummaryRequest,
 	plantLog,
+	WORKLOAD_DONE,
 	WORKLOAD_PROMPT,
 	WORKLOAD_ROOT,
 	type WorkloadOptions,
@@ -68,6 +69,8 @@ export interface ArmConfig {
 	idle?: IdleConfig;
 	/** Later stages quote the values planted REFER_BACK_DISTANCE stages earlier (harness/refer-back.ts). */
 	referBack?: boolean;
+	/** Tool calls per stage, times this (harness/workload.ts outputScale). */
+	outputScale?: number;
 }
 
 /** How far back a stage that refers back looks, and how many do. */
@@ -117,6 +120,12 @@ export interface ArmRun {
 	settings: Record<string, unknown>;
 	/** requests whose prompt exceeded the model's context window (a real provider refuses them) */
 	overWindow: number;
+	/** whether the workload ran to its final answer (every stage, then "Done") */
+	completed: boolean;
+	/** requests stopped before they were sent (an aborted answer, as pi-fold's fence leaves one) */
+	stopped: number;
+	/** requests the provider refused as too long (the managed arms' provider refuses past the window) */
+	refused: number;
 	wallMs: number;
 	values: ValueReport[];
 	/** pi_fold_context calls the recall agent made (searches, peeks) and the tokens their answers added */
@@ -230,15 +239,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		meterProvider(h, records, (c) => (isSummaryRequest(c) ? "summary" : phase), cfg.onRequest);
 		const referBacks = cfg.referBack ? new ReferBacks(referBacksOf(cfg.values, cfg.stages)) : undefined;
 		if (cfg.idle) expireCache(h, IDLE_CACHE_TTL_SECONDS, clock.now);
-		const work = workloadSteps(cfg.stages, {
-			seed: cfg.seed,
-			plant: plantOption(cfg.values),
-			summaryChars: cfg.summaryChars,
-			readLines: cfg.readLines,
-			root,
-			...(cfg.idle ? { pauseEvery: cfg.idle.every } : {}),
-			...(referBacks ? { referBacks } : {}),
-		});
+		const work = workloadSteps(cfg.stages, workloadOf(arm, cfg, root, referBacks));
 		h.script(work);
 		const t0 = performance.now();
 		const gap = () => clock.skip((cfg.idle?.gapSeconds ?? 0) * 1000);
@@ -248,6 +249,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 			await h.session.prompt(i === 0 ? WORKLOAD_PROMPT : CONTINUE_PROMPT);
 		}
 		gap();
+		const outcome = workOutcome(h.session.sessionManager.getBranch());
 		const open = fold?.runtime.get()?.view;
 		const index = open ? indexCoverage(open.lattice, open.context.sources) : undefined;
 		// Summary requests in the recall phase get the workload's own answer (its step answers them first).
@@ -276,6 +278,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 			captured: h.captured.length,
 			settings,
 			overWindow: records.filter((r) => r.promptTokens > cfg.contextWindow).length,
+			...outcome,
 			wallMs,
 			values: agent.report(),
 			...(referBacks ? { referBacks: referBacks.log } : {}),
@@ -288,6 +291,39 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 	} finally {
 		h.dispose();
 	}
+}
+
+type Answer = { stopReason?: string; errorMessage?: string; content?: unknown };
+
+/** The arm's scripted workload. */
+function workloadOf(arm: ArmName, cfg: ArmConfig, root: string, referBacks: ReferBacks | undefined): WorkloadOptions {
+	return {
+		seed: cfg.seed,
+		plant: plantOption(cfg.values),
+		summaryChars: cfg.summaryChars,
+		readLines: cfg.readLines,
+		root,
+		...(cfg.outputScale ? { outputScale: cfg.outputScale } : {}),
+		// The managed arms' provider refuses a request past the window, as a real one does; "none"
+		// shows what no management would send, so its provider takes anything.
+		...(arm === "none" ? {} : { windowLimit: cfg.contextWindow }),
+		...(cfg.idle ? { pauseEvery: cfg.idle.every } : {}),
+		...(referBacks ? { referBacks } : {}),
+	};
+}
+
+/** How the work phase went, from its branch: the final answer reached, requests stopped or refused as too long. */
+function workOutcome(branch: readonly SessionEntry[]): Pick<ArmRun, "completed" | "stopped" | "refused"> {
+	const answers = branch.flatMap((e) =>
+		e.type === "message" && e.message.role === "assistant" ? [e.message as Answer] : [],
+	);
+	const text = (m: Answer) =>
+		Array.isArray(m.content) ? m.content.map((b: { text?: string }) => b.text ?? "").join("") : "";
+	return {
+		completed: answers.some((m) => m.stopReason === "stop" && text(m).startsWith(WORKLOAD_DONE)),
+		stopped: answers.filter((m) => m.stopReason === "aborted").length,
+		refused: answers.filter((m) => m.stopReason === "error" && /prompt is too long/.test(m.errorMessage ?? "")).length,
+	};
 }
 
 /** The usage Pi stored: each answer's, and each compaction's summary's. */

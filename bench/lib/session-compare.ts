@@ -54,6 +54,7 @@ export function usesDefaults(o: SessionOptions): boolean {
 		o.keepRecentTokens === undefined &&
 		`${o.readLines.min}-${o.readLines.max}` === d.readLines &&
 		o.summaryChars === d.summaryChars &&
+		(o.outputScale ?? 1) === (d.outputScale ?? 1) &&
 		o.root === WORKLOAD_ROOT
 	);
 }
@@ -81,6 +82,8 @@ export interface SessionOptions {
 	idle?: { every: number; gapSeconds: number };
 	/** later stages quote values earlier ones printed (the scenario's) */
 	referBack?: boolean;
+	/** tool calls per stage, times this (the scenario's; 1 by default) */
+	outputScale?: number;
 	/** also run pi-fold under the other policies (the seed band, a 10-batch working set): the benchmark does, the demo not */
 	comparePolicies?: boolean;
 }
@@ -90,9 +93,9 @@ export class SessionArgsError extends Error {
 }
 
 const SESSION_FLAGS_HELP =
-	"--scenario equal|refer|tiered|idle|all --stages N --seed N --window N --max-tokens N --reserve-tokens N " +
-	"--keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR " +
-	"--keep-sessions DIR --no-warmup";
+	`--scenario ${SCENARIO_NAMES.join("|")}|all --stages N --seed N --window N --max-tokens N --reserve-tokens N ` +
+	"--keep-recent-tokens N --read-lines MIN-MAX --output-scale N --root DIR --summary-chars N --price-card FILE " +
+	"--out-dir DIR --keep-sessions DIR --no-warmup";
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
 	if (raw === undefined) return fallback;
@@ -142,6 +145,7 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<Session
 				"reserve-tokens": { type: "string" },
 				"keep-recent-tokens": { type: "string" },
 				"read-lines": { type: "string" },
+				"output-scale": { type: "string" },
 				root: { type: "string" },
 				"summary-chars": { type: "string" },
 				"price-card": { type: "string" },
@@ -190,6 +194,9 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<Session
 			...(scenario.cost ? { cost: scenario.cost } : {}),
 			...(d.idle ? { idle: d.idle } : {}),
 			...(d.referBack ? { referBack: true } : {}),
+			...(str("output-scale") !== undefined || d.outputScale
+				? { outputScale: wholeNumber("output-scale", str("output-scale"), d.outputScale ?? 1) }
+				: {}),
 			...(keep !== undefined ? { keepSessions: resolve(keep) } : {}),
 		};
 		if (options.reserveTokens !== undefined && options.reserveTokens >= options.window) {
@@ -317,6 +324,7 @@ function armConfigOf(o: SessionOptions, settings: Record<string, unknown>, value
 		...(o.cost ? { cost: o.cost } : {}),
 		...(o.idle ? { idle: o.idle } : {}),
 		...(o.referBack ? { referBack: true } : {}),
+		...(o.outputScale && o.outputScale > 1 ? { outputScale: o.outputScale } : {}),
 	};
 }
 
@@ -396,6 +404,7 @@ export async function runSessionCompare(
 			floor,
 			runs,
 			budget,
+			window: o.window,
 			card: o.card,
 			targets: scenario.targets,
 			tier,

@@ -65,6 +65,7 @@ export function tableText(r: SessionResult, opts: { targets?: boolean } = {}): s
 			"and a real provider would refuse them.",
 		`fresh-input floor: ${int(r.floor.floor)} tokens (none's fresh input: every appended message written to the ` +
 			`cache once, which any policy pays); above it: pi-fold ${int(r.floor.piFoldAbove)}, native ${int(r.floor.nativeAbove)}.`,
+		runsText(r),
 	];
 	if (r.tier && r.aboveTier) {
 		const a = r.aboveTier;
@@ -75,6 +76,24 @@ export function tableText(r: SessionResult, opts: { targets?: boolean } = {}): s
 	}
 	if (opts.targets !== false) lines.push(`fresh-input target: ${r.floor.verdict}.`);
 	return lines.join("\n");
+}
+
+/** Whether each arm ran the session to its end, what stopped or refused its requests, and how often it rewrote. */
+function runsText(r: SessionResult): string {
+	const per100 = (n: number, of: number) => (of > 0 ? (100 * n) / of : 0).toFixed(1);
+	const arm = (a: (typeof ARMS)[number]) => {
+		const run = r.runs[a];
+		const rep = r.reports[a];
+		const events =
+			a === "pi-fold"
+				? `${per100(rep.commits ?? 0, rep.requests)} commits`
+				: `${per100(rep.compactions ?? 0, rep.requests)} compactions`;
+		return (
+			`${a} ${run.completed ? "completed" : "did NOT complete"} (${run.stopped} stopped, ${run.refused} refused as ` +
+			`too long; ${events} per 100 requests)`
+		);
+	};
+	return `runs: ${ARMS.map(arm).join("; ")}.`;
 }
 
 export function valuesText(r: SessionResult): string {
@@ -219,6 +238,15 @@ function armJson(r: SessionResult, arm: ArmName) {
 			output: round(r.costs[arm].output, 6),
 		},
 		piSettings: run.settings,
+		run: {
+			completed: run.completed,
+			stopped: run.stopped,
+			refusedAsTooLong: run.refused,
+			eventsPer100Requests: round(
+				(100 * ((arm === "pi-fold" ? rep.commits : rep.compactions) ?? 0)) / Math.max(1, rep.requests),
+				1,
+			),
+		},
 		values: run.values,
 		recallCalls: run.recallCalls,
 		...(run.referBacks ? { referBacks: run.referBacks } : {}),
@@ -245,6 +273,7 @@ function resultJson(r: SessionResult, command: string) {
 			piCompaction: r.compaction,
 			piFoldOptions: {},
 			budget: r.budget,
+			outputScale: o.outputScale ?? 1,
 			summaryChars: o.summaryChars,
 			plantedValues: r.values,
 			...(o.cost ? { modelCost: o.cost } : {}),

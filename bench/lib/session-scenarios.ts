@@ -13,8 +13,27 @@ import { FAUX_MODEL, FAUX_PROVIDER, type FauxCost } from "../../harness/pi-harne
 import type { PriceCard } from "../../src/report/price-card.ts";
 import { cardOfModel } from "../../src/report/price-card.ts";
 
-export type ScenarioName = "equal" | "refer" | "tiered" | "idle";
-export const SCENARIO_NAMES: readonly ScenarioName[] = ["equal", "refer", "tiered", "idle"];
+export type ScenarioName =
+	| "equal"
+	| "refer"
+	| "tiered"
+	| "idle"
+	| "window32k"
+	| "window64k"
+	| "window100k"
+	| "output2x"
+	| "output4x";
+export const SCENARIO_NAMES: readonly ScenarioName[] = [
+	"equal",
+	"refer",
+	"tiered",
+	"idle",
+	"window32k",
+	"window64k",
+	"window100k",
+	"output2x",
+	"output4x",
+];
 
 interface ScenarioDefaults {
 	stages: number;
@@ -27,13 +46,16 @@ interface ScenarioDefaults {
 	idle?: { every: number; gapSeconds: number };
 	/** Later stages must quote values earlier stages printed (bench/lib/session-arms.ts referBacksOf). */
 	referBack?: boolean;
+	/** Tool calls per stage, times this (default 1: 2-4 a stage). */
+	outputScale?: number;
 }
 
 /** Ratio targets are "at most"; the counts are exact. Absent: not a target of that scenario. */
 export interface ScenarioTargets {
 	costRatio: number;
 	totalTokensRatio: number;
-	peakShareOfBudget: number;
+	/** pi-fold's largest request against its budget; absent: against the window (the budget is not a wall) */
+	peakShareOfBudget?: number;
 	freshInputRatio?: number;
 	/** native compactions the session must be long enough for (a setup check) */
 	nativeCompactions?: number;
@@ -45,6 +67,8 @@ export interface ScenarioTargets {
 	coldCommits?: number;
 	/** stages that refer back and quote the right value, in every arm */
 	referBacksQuoted?: boolean;
+	/** pi-fold's prefix rewrites per request, at most (commits and other rewrites over every request) */
+	rewritesPerRequest?: number;
 }
 
 interface Scenario {
@@ -148,6 +172,59 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
 		cost: EQUAL_COST,
 		targets: { costRatio: 0.6, totalTokensRatio: 1.0, peakShareOfBudget: 0.85, coldCommits: 1 },
 		files: { json: "session-idle.json", svg: "session-idle.svg" },
+	},
+	window32k: {
+		name: "window32k",
+		title: "a 32,000 window, as many local models serve",
+		defaults: { ...EQUAL_DEFAULTS, window: 32_000 },
+		why:
+			"The equal scenario's session on a 32,000-token window with Pi's default compaction settings: Pi's threshold " +
+			"(window - reserveTokens = 15,616) sits below the window's budget, three tool batches can be most of the budget, " +
+			"and one read can be an eighth of the window. Both managed arms' provider refuses a request past the window, as a " +
+			"real one does. The session must run to its end with nothing lost, at no more than one prefix rewrite per 3 requests.",
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.5, totalTokensRatio: 1.0, rewritesPerRequest: 1 / 3 },
+		files: { json: "session-32k.json", svg: "session-32k.svg" },
+	},
+	window64k: {
+		name: "window64k",
+		title: "a 64,000 window",
+		defaults: { ...EQUAL_DEFAULTS, window: 64_000 },
+		why: "The equal scenario's session on a 64,000-token window, Pi's and pi-fold's defaults.",
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.6, totalTokensRatio: 1.0, rewritesPerRequest: 1 / 3 },
+		files: { json: "session-64k.json", svg: "session-64k.svg" },
+	},
+	window100k: {
+		name: "window100k",
+		title: "a 100,000 window",
+		defaults: { ...EQUAL_DEFAULTS, window: 100_000 },
+		why: "The equal scenario's session on a 100,000-token window, Pi's and pi-fold's defaults.",
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.7, totalTokensRatio: 1.0, nativeCompactions: 1 },
+		files: { json: "session-100k.json", svg: "session-100k.svg" },
+	},
+	output2x: {
+		name: "output2x",
+		title: "the equal window's session with twice the tool output per stage",
+		defaults: { ...EQUAL_DEFAULTS, outputScale: 2 },
+		why:
+			"The equal scenario's session and model with twice the tool calls per stage (4-8), so each batch, and the raw " +
+			"working set, is twice as large.",
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.6, totalTokensRatio: 1.0, nativeCompactions: 1 },
+		files: { json: "session-output2x.json", svg: "session-output2x.svg" },
+	},
+	output4x: {
+		name: "output4x",
+		title: "the equal window's session with four times the tool output per stage",
+		defaults: { ...EQUAL_DEFAULTS, outputScale: 4 },
+		why:
+			"The equal scenario's session and model with four times the tool calls per stage (8-16): one batch can hold a " +
+			"tenth of the budget.",
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.6, totalTokensRatio: 1.0, nativeCompactions: 1 },
+		files: { json: "session-output4x.json", svg: "session-output4x.svg" },
 	},
 };
 

@@ -128,6 +128,8 @@ interface TargetInputs {
 	floor: FloorAnalysis;
 	runs: Record<ArmName, ArmRun>;
 	budget: number;
+	/** the model's context window */
+	window: number;
 	card: PriceCard;
 	targets: ScenarioTargets;
 	tier: PriceTierLimit | undefined;
@@ -181,12 +183,21 @@ function ratioTargets(x: TargetInputs): TargetResult[] {
 				`pi-fold ${int(f.totalTokens)} tokens (${pct(ratioOf(f.cacheRead, f.totalTokens))} cache reads), native ` +
 				`${int(n.totalTokens)} (${pct(ratioOf(n.cacheRead, n.totalTokens))} cache reads); ${context}`,
 		),
-		ratioTarget(
-			"pi-fold peak request context / budget",
-			ratioOf(f.peakPromptTokens, x.budget),
-			t.peakShareOfBudget,
-			() => `pi-fold's largest request carried ${int(f.peakPromptTokens)} tokens of a ${int(x.budget)}-token budget`,
-		),
+		t.peakShareOfBudget === undefined
+			? ratioTarget(
+					"pi-fold peak request context / window",
+					ratioOf(f.peakPromptTokens, x.window),
+					1,
+					() =>
+						`pi-fold's largest request carried ${int(f.peakPromptTokens)} tokens of a ${int(x.window)}-token window`,
+				)
+			: ratioTarget(
+					"pi-fold peak request context / budget",
+					ratioOf(f.peakPromptTokens, x.budget),
+					t.peakShareOfBudget,
+					() =>
+						`pi-fold's largest request carried ${int(f.peakPromptTokens)} tokens of a ${int(x.budget)}-token budget`,
+				),
 	];
 }
 
@@ -243,6 +254,37 @@ function piFoldChecks(x: TargetInputs): TargetResult[] {
 		met: recoverable === values.length,
 		...(lost.length === 0 ? {} : { note: `lost: ${lost.map((v) => `stage ${v.stage} (${v.outcome})`).join(", ")}` }),
 	});
+	const run = x.runs["pi-fold"];
+	out.push({
+		what: "pi-fold ran the session to its end",
+		measured: run.completed ? 1 : 0,
+		needed: "= 1",
+		met: run.completed,
+		...(run.completed
+			? {}
+			: {
+					note: `${run.stopped} request(s) stopped, ${run.refused} refused as too long: see arms.pi-fold.fold.problems`,
+				}),
+	});
+	out.push({
+		what: "pi-fold requests stopped before sending",
+		measured: run.stopped,
+		needed: "= 0",
+		met: run.stopped === 0,
+	});
+	const perRequest = x.targets.rewritesPerRequest;
+	if (perRequest !== undefined) {
+		const rewrites = run.fold?.rewrites;
+		const measured = rewrites && rewrites.requests > 0 ? rewrites.attributed / rewrites.requests : Number.NaN;
+		out.push(
+			ratioTarget(
+				"pi-fold prefix rewrites per request",
+				measured,
+				round(perRequest),
+				() => `${rewrites?.attributed} rewrites in ${rewrites?.requests} requests (${run.fold?.commits} commits)`,
+			),
+		);
+	}
 	const wanted = x.targets.piFoldAboveTier;
 	if (x.tier && wanted !== undefined) {
 		const over = aboveTier(x.runs["pi-fold"], x.tier);

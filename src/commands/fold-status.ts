@@ -35,6 +35,44 @@ function whenItCommits(status: RuntimeStatus, a: { commitAt: number; landAt: num
 	];
 }
 
+/** What pi-fold did so far: its commits (and why the last one left the window full, when it did), and Pi's compaction. */
+function historyLines(status: RuntimeStatus, budget: number): string[] {
+	const c = status.compaction;
+	const out = [`so far: ${plural(status.commits.length, "commit")}`];
+	const last = status.commits.at(-1);
+	// A commit that left the window above where commits fire: say what kept it full, and when that changes.
+	if (last && last.after >= status.thresholds.maxTarget * last.budget) {
+		const ws = status.policy.workingSet;
+		const kept = ws
+			? `the newest ${plural(ws.batches, "tool batch", "tool batches")} (~${formatTokens(ws.tokens)}), kept in full while the model works on them`
+			: "what the model is working on now";
+		out.push(
+			`  the last commit left the window at ${percentOf(last.after, last.budget)} of the budget: most of the rest is ${kept}; ` +
+				"they fold at a later commit, once newer work has come (pins and a very large tool output also stay in full)",
+		);
+	}
+	if (status.policy.held) out.push(`  a commit waits: ${status.policy.held} (it comes with the next request)`);
+	const asked = c.thresholdCancelled + c.thresholdFolded + c.thresholdPassed;
+	if (asked > 0) {
+		const parts = [
+			...(c.thresholdFolded > 0 ? [`folded instead ${plural(c.thresholdFolded, "time")}`] : []),
+			...(c.thresholdCancelled > 0
+				? [`declined ${plural(c.thresholdCancelled, "time")} (the next request still fit)`]
+				: []),
+			...(c.thresholdPassed > 0
+				? [
+						`let Pi compact ${plural(c.thresholdPassed, "time")} (nothing was left to fold and the next request would not fit the window; the originals stay on disk)`,
+					]
+				: []),
+		];
+		out.push(`  Pi asked to compact ${plural(asked, "time")}: pi-fold ${parts.join(", ")}`);
+	}
+	if (status.noticesShown > 0 && budget > 0) {
+		out.push(`  receipts and notices in the window: ${status.noticesShown} (each leaves with the next commit)`);
+	}
+	return out;
+}
+
 export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): CommandAnswer {
 	const rt = handle.get();
 	const actions = handle.actions();
@@ -60,7 +98,8 @@ export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): Comman
 		const f = lattice.get(item.id);
 		return f ? [f] : [];
 	});
-	const raw = lattice.window().filter((item) => item.type === "raw").length;
+	const hidden = rt.view?.context.hidden;
+	const raw = lattice.window().filter((item) => item.type === "raw" && !hidden?.has(item.entryId)).length;
 	const deep = shown.filter((f) => f.children.some((c) => c.type === "fold")).length;
 	const expanded = lattice.folds().filter((f) => f.state === "expanded").length;
 	lines.push(
@@ -97,14 +136,7 @@ export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): Comman
 	const note = stagedNote(figure);
 	if (note) lines.push(note);
 
-	const c = status.compaction;
-	const commits = status.commits.length;
-	lines.push(
-		`so far: ${plural(commits, "commit")}` +
-			(c.thresholdCancelled > 0
-				? `; Pi's automatic compaction was declined each time Pi asked (${c.thresholdCancelled}): pi-fold folds instead, so nothing is summarised away`
-				: ""),
-	);
+	lines.push(...historyLines(status, a.budget));
 	const unattributed = status.rewrites.unattributed;
 	lines.push(
 		unattributed === 0
@@ -113,7 +145,7 @@ export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): Comman
 	);
 	if (status.fence.stopped > 0) {
 		lines.push(
-			`stopped: ${plural(status.fence.stopped, "request")} that would have gone over the budget with nothing left to fold${status.fence.last ? ` (last: ${status.fence.last.message})` : ""}`,
+			`stopped: ${plural(status.fence.stopped, "request")} that could not be sent${status.fence.last ? `; the last: ${status.fence.last.message}` : ""}`,
 		);
 	}
 	lines.push(...problemLines(status));

@@ -13,7 +13,7 @@ import {
 import type { FoldView, LatticeEntry } from "../lattice/index.ts";
 import { callsOpenedBy } from "../session/context-entries.ts";
 import { samePlainValue } from "../values/plain-value.ts";
-import type { FoldId, Outcome } from "../vocabulary.ts";
+import { type FoldId, isPiFoldNotice, type Outcome } from "../vocabulary.ts";
 import { pairingIssues } from "./pairing.ts";
 
 /** The lattice's context: its entries and, in the same order, the Pi entries behind them. */
@@ -133,6 +133,26 @@ export function commitDrafts(folds: readonly FoldView[], context: DraftContext):
 		}
 		return drafts;
 	});
+}
+
+/**
+ * pi-fold's own notices (receipts, the overflow and unbriefed notices) that `projection` still shows
+ * and no draft of `drafts` touches, outside every fold (`raw`), hidden: each says what happened at one commit, and leaves the
+ * window with the next, so they never pile up. The commit rewrites the window anyway.
+ */
+export function staleNoticeDrafts(
+	drafts: readonly ContextEditEntryDraft[],
+	projection: readonly ProjectedSessionEntry[],
+	raw: (entryId: string) => boolean,
+): ContextEditEntryDraft[] {
+	const touched = new Set(drafts.map((d) => d.targetId));
+	// Only a notice shown as itself: one inside a fold is the fold's (its brief may sit on it).
+	return projection
+		.filter((pe) => {
+			const id = pe.sourceEntry.id;
+			return pe.messages.length > 0 && isPiFoldNotice(pe.sourceEntry) && !touched.has(id) && raw(id);
+		})
+		.map((pe) => ({ type: "context_edit", targetId: pe.sourceEntry.id, replacement: null }));
 }
 
 /** A refold: the expanded fold collapses to its brief again (the lattice has refolded it). */

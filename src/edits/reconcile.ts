@@ -13,6 +13,7 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { FoldLattice } from "../lattice/index.ts";
 import { samePlainValue } from "../values/plain-value.ts";
+import { isPiFoldNotice } from "../vocabulary.ts";
 import { briefContent, editableRole, originalContent } from "./drafts.ts";
 
 interface WindowRepair {
@@ -72,6 +73,8 @@ export function windowRepair(
 	for (const s of sources) {
 		const w = want.get(s.id);
 		if (w === undefined && !edited.has(s.id)) continue;
+		// Outside a fold, pi-fold's own notices may show or be hidden (a later commit hides them): either is right.
+		if (w === undefined && isPiFoldNotice(s)) continue;
 		const role = editableRole(s);
 		const messages = shown.get(s.id);
 		if (!role || messages === undefined) continue;

@@ -11,6 +11,7 @@ import { FoldActions } from "../operations/actions.ts";
 import type { FoldHandle } from "../operations/view.ts";
 import { FoldRuntime } from "../runtime/runtime.ts";
 import { errorMessage, RECORD_TYPE, type RuntimeSettings } from "../vocabulary.ts";
+import { piCompactionReader } from "./pi-compaction.ts";
 
 /** The runtime of the extension instance, created once the core has loaded. */
 export interface RuntimeHandle extends FoldHandle {
@@ -166,10 +167,11 @@ function onRequests(pi: ExtensionAPI, guard: Guard, listener: BoundaryListener):
 		const message = fenceMessage(stop);
 		try {
 			ctx.abort();
-			ctx.ui.notify(message, "error");
+			// Print and JSON modes have no UI: the reason goes to stderr, so a run never ends silently.
+			tell(ctx, message, "error");
 			const why = stop.orphans?.length
 				? `${stop.orphans.length} tool result(s) without their call`
-				: `~${stop.tokens} > ${stop.budget} tokens`;
+				: `~${stop.tokens} > ${stop.sendLimit} tokens`;
 			ctx.ui.setStatus(FENCE_STATUS_KEY, `pi-fold: request stopped (${why})`);
 		} catch (err) {
 			guard.runtime()?.problem("fence", errorMessage(err));
@@ -257,13 +259,23 @@ function onTurns(
 	pi.on("agent_end", quietEnd("agent_end"));
 }
 
+/** A notice for the person: the UI when there is one, else stderr (print and JSON modes), never the window. */
+function tell(ctx: ExtensionContext, message: string, type: "info" | "warning" | "error"): void {
+	if (!ctx.hasUI) process.stderr.write(`${message}\n`);
+	ctx.ui.notify(message, type);
+}
+
 /** Pi's compaction (declined, or answered by folding on an overflow). */
 function onBoundaries(pi: ExtensionAPI, guard: Guard): void {
 	pi.on("session_before_compact", (e, ctx) => {
 		// An overflow plans a commit: answer (cancel Pi's compaction) only once its folds are durable.
 		if (e.reason === "overflow") return guard.runAsync("session_before_compact", (rt) => rt.overflow(e, ctx));
-		const reason = e.reason === "threshold" ? "threshold" : "manual";
-		return guard.run("session_before_compact", (rt) => rt.compactionRequested(reason));
+		if (e.reason !== "threshold") return guard.run("session_before_compact", (rt) => rt.compactionRequested());
+		return guard.runAsync("session_before_compact", async (rt) => {
+			const answer = await rt.compactionThreshold(ctx);
+			if (answer.notice) tell(ctx, answer.notice, "warning");
+			return answer.result;
+		});
 	});
 	let explained = false;
 	pi.on("session_compact_failed", (e, ctx) => {
@@ -289,6 +301,8 @@ export function registerRuntimeHooks(
 	core: () => CoreState,
 	settings: RuntimeSettings,
 ): RuntimeHandle {
+	// The budget stays at or below where Pi's own compaction acts (read afresh: /settings changes it).
+	settings.piCompaction ??= piCompactionReader(pi);
 	const guard = new Guard(core, settings, (customType, data) => pi.appendEntry(customType, data));
 	const afterTurnEnd: TurnEndListener[] = [];
 	const listener = new BoundaryListener(pi, guard, afterTurnEnd);

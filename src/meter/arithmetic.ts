@@ -26,7 +26,7 @@ interface WindowCosts {
 
 export function windowCosts(
 	lattice: Pick<FoldLattice, "window" | "get" | "position">,
-	context: Pick<ContextEntries, "entries" | "sources">,
+	context: Pick<ContextEntries, "entries" | "sources" | "hidden">,
 	tokens: EntryTokens,
 ): WindowCosts {
 	const shownAt = new Array<number>(context.entries.length).fill(0);
@@ -35,6 +35,7 @@ export function windowCosts(
 	const rawAt: number[] = [];
 	for (const item of lattice.window()) {
 		if (item.type === "raw") {
+			if (context.hidden?.has(item.entryId)) continue;
 			const p = lattice.position(item.entryId);
 			if (p !== undefined && p < shownAt.length) rawAt.push(p);
 			continue;

@@ -17,8 +17,19 @@
 //   `inputTokensAbove` is still billed at the base rates, so that is the budget. Output does not
 //   count toward a tier, so no reservation comes off it. A tier that charges no more than the base
 //   rates is no reason to stay below it and is ignored.
+// - Pi's own compaction, which stays on underneath: it summarises the session once the context
+//   passes the window minus its `reserveTokens` (16,384 by default), but only what lies beyond the
+//   newest `keepRecentTokens` (20,000), so below that it has nothing to do. On a small window Pi's
+//   threshold sits below the window's budget (32,000 - 16,384 = 15,616), and every turn above it Pi
+//   would ask to compact and pi-fold would say no (Pi prints "Auto-compaction cancelled" each time):
+//   the budget stays at or below where Pi acts, max(window - reserveTokens, keepRecentTokens).
+// The budget is what pi-fold aims below, not a wall. What stops a request is the send limit: what
+// the provider cannot take (the window minus the least answer worth asking for; pi-ai shrinks the
+// answer to the room left), or providerInputBudget, a limit the person set.
 // The model is read afresh each time it is asked for (ctx.model, which Pi swaps on /model), so a
 // model switch moves the budget from the next decision on.
+
+import type { PiCompactionSettings } from "../vocabulary.ts";
 
 /** The output reservation never takes more than this share of the context window. */
 export const OUTPUT_RESERVE_SHARE = 0.25;
@@ -53,7 +64,21 @@ export interface PriceTierLimit {
 }
 
 /** Which limit sets the budget. */
-export type BudgetLimit = "providerInputBudget" | "window" | "price tier";
+export type BudgetLimit = "providerInputBudget" | "window" | "price tier" | "compaction";
+
+/** Pi's compaction settings for the model (`compaction.reserveTokens`, `keepRecentTokens`), when it is enabled. */
+export type PiCompaction = PiCompactionSettings;
+
+/** Where Pi's compaction acts: max(window - reserveTokens, keepRecentTokens), with the settings behind it. */
+export interface CompactionLimit extends PiCompaction {
+	threshold: number;
+}
+
+/** Pi's compaction threshold binds the budget only from this share of the window's budget up. */
+export const COMPACTION_LEAST_SHARE = 0.5;
+
+/** The least answer a request past the budget must still leave room for in the window. */
+export const ANSWER_FLOOR_TOKENS = 1024;
 
 export type Budget =
 	| {
@@ -67,6 +92,13 @@ export type Budget =
 			window?: number;
 			/** The model's first price tier, when it has one (binding or not). */
 			tier?: PriceTierLimit;
+			/** Where Pi's own compaction acts, when it is enabled: max(window - reserveTokens, keepRecentTokens). */
+			compaction?: CompactionLimit;
+			/**
+			 * The most a request may carry when nothing lossless can bring it under the budget: the window
+			 * minus the least answer (or providerInputBudget, the person's limit). Past it a request is stopped.
+			 */
+			sendLimit: number;
 	  }
 	| { ok: false; reason: string };
 
@@ -95,12 +127,33 @@ export function firstPriceTier(cost: ModelLimits["cost"]): PriceTierLimit | unde
 	return { above: first.inputTokensAbove, ...(multiplier === undefined ? {} : { multiplier }) };
 }
 
-/** The serving budget: the one denominator of every share pi-fold reports. */
-export function servingBudget(model: ModelLimits | undefined, providerInputBudget?: number): Budget {
+/** Where Pi's compaction acts on a `window`, or undefined when its settings are not usable numbers. */
+function compactionLimit(window: number, c: PiCompaction | undefined): CompactionLimit | undefined {
+	if (!c) return undefined;
+	const whole = (n: unknown) => typeof n === "number" && Number.isSafeInteger(n) && n >= 0;
+	if (!whole(c.reserveTokens) || !whole(c.keepRecentTokens)) return undefined;
+	const threshold = Math.max(window - c.reserveTokens, c.keepRecentTokens);
+	return { reserveTokens: c.reserveTokens, keepRecentTokens: c.keepRecentTokens, threshold };
+}
+
+/**
+ * The serving budget: the one denominator of every share pi-fold reports. `compaction`: Pi's
+ * compaction settings for the model, when Pi compacts (absent: compaction off, or unknown).
+ */
+export function servingBudget(
+	model: ModelLimits | undefined,
+	providerInputBudget?: number,
+	compaction?: PiCompaction,
+): Budget {
 	const window = model?.contextWindow;
 	const knownWindow = Number.isSafeInteger(window) && (window as number) >= 1;
 	const tier = model ? firstPriceTier(model.cost) : undefined;
-	const modelFacts = { ...(knownWindow ? { window: window as number } : {}), ...(tier ? { tier } : {}) };
+	const pi = knownWindow ? compactionLimit(window as number, compaction) : undefined;
+	const modelFacts = {
+		...(knownWindow ? { window: window as number } : {}),
+		...(tier ? { tier } : {}),
+		...(pi ? { compaction: pi } : {}),
+	};
 	if (providerInputBudget !== undefined) {
 		if (!Number.isSafeInteger(providerInputBudget) || providerInputBudget < 1) {
 			return {
@@ -115,6 +168,7 @@ export function servingBudget(model: ModelLimits | undefined, providerInputBudge
 			source: "providerInputBudget",
 			limit: "providerInputBudget",
 			...modelFacts,
+			sendLimit: providerInputBudget,
 		};
 	}
 	if (!model) return { ok: false, reason: "no model is selected and no providerInputBudget is given" };
@@ -126,10 +180,16 @@ export function servingBudget(model: ModelLimits | undefined, providerInputBudge
 	const declared = model.maxTokens;
 	const reserve = Number.isSafeInteger(declared) && (declared as number) > 0 ? Math.min(declared as number, cap) : cap;
 	const byWindow = w - reserve;
-	if (tier && tier.above < byWindow) {
-		return { ok: true, budget: tier.above, reserve, source: "model", limit: "price tier", ...modelFacts };
-	}
-	return { ok: true, budget: byWindow, reserve, source: "model", limit: "window", ...modelFacts };
+	const sendLimit = Math.max(byWindow, w - Math.min(reserve, ANSWER_FLOOR_TOKENS));
+	const limits: [number, BudgetLimit][] = [[byWindow, "window"]];
+	if (tier) limits.push([tier.above, "price tier"]);
+	// A threshold below half of what the window holds is a setting where Pi compacts at almost every
+	// turn: pi-fold would have no room to work in, so it folds within the window and declines instead.
+	if (pi && pi.threshold >= byWindow * COMPACTION_LEAST_SHARE) limits.push([pi.threshold, "compaction"]);
+	// The lowest binds; on a tie the window, then the tier, says why (the order above).
+	let [budget, limit] = limits[0];
+	for (const [b, l] of limits) if (b < budget) [budget, limit] = [b, l];
+	return { ok: true, budget, reserve, source: "model", limit, ...modelFacts, sendLimit };
 }
 
 type Served = Extract<Budget, { ok: true }>;
@@ -154,6 +214,7 @@ function tierText(t: PriceTierLimit, colon = false): string {
 export function budgetWhy(b: Served): string {
 	const win = b.window === undefined ? undefined : `window ${int(b.window)}`;
 	if (b.limit === "price tier" && b.tier) return [tierText(b.tier, true), win].filter(Boolean).join("; ");
+	if (b.limit === "compaction" && b.compaction && b.window !== undefined) return compactionText(b.compaction, b.window);
 	if (b.limit === "window") {
 		const parts = [`${win} minus ${int(b.reserve)} reserved for output`];
 		if (b.tier) parts.push(`${tierText(b.tier)} not reached`);
@@ -169,6 +230,15 @@ export function budgetWhy(b: Served): string {
 	}
 	if (win) parts.push(pastWindow(b) ? `larger than the model's ${win}: the provider refuses a request past it` : win);
 	return parts.join("; ");
+}
+
+/** Where Pi's own compaction acts, and why there. */
+function compactionText(c: CompactionLimit, window: number): string {
+	const reserved = `window ${int(window)} minus reserveTokens ${int(c.reserveTokens)}`;
+	if (c.threshold > window - c.reserveTokens) {
+		return `Pi's compaction: it keeps the newest keepRecentTokens ${int(c.keepRecentTokens)} (${reserved} is below it)`;
+	}
+	return `Pi's compaction threshold: ${reserved}`;
 }
 
 /** A providerInputBudget larger than the model's context window: pi-fold would let requests grow past it. */

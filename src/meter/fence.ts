@@ -1,12 +1,17 @@
-// The fence: a request that would exceed the serving budget is stopped before it is sent,
-// and the user is told out of band. Pi 1.6 has no "cancel this request" result for `context` /
-// `context_with_system`, but `ctx.abort()` called from `context_with_system` (after every context
-// handler, before the stream function) aborts the signal the provider call gets: the agent loop
-// ends the turn with an "aborted" assistant message and the provider is never asked (measured
-// with the faux provider; a real provider's fetch refuses an aborted signal the same way).
-// Commits happen at turn boundaries, and a prompt's first request (which no boundary precedes) is
-// folded before it is sent when it reaches the commit threshold: an over-budget request here is one
-// folding could not save (nothing left to fold, or the folds could not be stored).
+// The fence: the last guard before a request goes out. The serving budget is what pi-fold aims
+// below, not a wall: a request over it still goes out when the provider can take it (folding
+// catches up at the next boundary). What stops a request is only what would fail anyway: a
+// request past the send limit (what the model's window can take with room for an answer, or the
+// providerInputBudget the person set) when nothing lossless made room, or one holding a tool result
+// without its call, which a provider refuses whatever its size. On a small window Pi's own
+// compaction acts before the send limit is reached (runtime/compaction.ts lets it when nothing
+// lossless is left), so the fence stops a request only where Pi would not compact either.
+//
+// Pi 1.6 has no "cancel this request" result for `context` / `context_with_system`, but
+// `ctx.abort()` called from `context_with_system` (after every context handler, before the stream
+// function) aborts the signal the provider call gets: the agent loop ends the turn with an
+// "aborted" assistant message and the provider is never asked (measured with the faux provider; a
+// real provider's fetch refuses an aborted signal the same way).
 
 import type { BudgetLimit } from "./budget.ts";
 
@@ -15,23 +20,29 @@ export const FENCE_STATUS_KEY = "pi-fold";
 export interface FenceVerdict {
 	/** Calibrated estimate of the request, tokens. */
 	tokens: number;
-	budget: number;
+	/** The send limit it passed: the window minus the least answer, or providerInputBudget. */
+	sendLimit: number;
 	/** Pending marks that were not committable before this request (staged at the next boundary). */
 	pendingMarks: number;
 	/** Tool results without their call (by call id): a provider would refuse the request whatever its size. */
 	orphans?: readonly string[];
-	/** The budget with why it is what it is (budgetText), and the limit that set it. */
+	/** The serving budget with why it is what it is (budgetText), the limit that set it, and the model's window. */
 	why?: string;
 	limit?: BudgetLimit;
+	window?: number;
+	/** Why Pi's own compaction did not run first (it is off, or acts only past the send limit). */
+	compaction?: string;
 }
 
-/** Stop when the calibrated estimate exceeds the budget. */
-export function fenceVerdict(tokens: number, budget: number, pendingMarks: number): FenceVerdict | undefined {
-	if (!(budget > 0) || !(tokens > budget)) return undefined;
-	return { tokens, budget, pendingMarks };
+/** Stop when the calibrated estimate passes the send limit. */
+export function fenceVerdict(tokens: number, sendLimit: number, pendingMarks: number): FenceVerdict | undefined {
+	if (!(sendLimit > 0) || !(tokens > sendLimit)) return undefined;
+	return { tokens, sendLimit, pendingMarks };
 }
 
-/** What the user is told (ctx.ui.notify and status); never written into the window. */
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** What the user is told (ctx.ui.notify, stderr in print mode, and status); never written into the window. */
 export function fenceMessage(v: FenceVerdict): string {
 	if (v.orphans && v.orphans.length > 0) {
 		const ids = v.orphans.slice(0, 5).join(", ");
@@ -41,19 +52,19 @@ export function fenceMessage(v: FenceVerdict): string {
 			"The window is repaired at the next turn boundary; /fold-status names the edits involved."
 		);
 	}
-	const over = v.tokens - v.budget;
+	const over = v.tokens - v.sendLimit;
+	const what =
+		v.limit === "providerInputBudget"
+			? `your providerInputBudget of ${int(v.sendLimit)}`
+			: `what the model's window${v.window === undefined ? "" : ` of ${int(v.window)}`} can take with room for an answer (${int(v.sendLimit)})`;
 	const marks =
 		v.pendingMarks > 0
 			? ` ${v.pendingMarks} staged mark${v.pendingMarks === 1 ? "" : "s"} could not be folded before it (/fold-status says why; /fold tries again).`
-			: " Nothing left to fold losslessly.";
-	// Below a price tier the request would still fit the window: say how to allow it, at its price.
-	const tier =
-		v.limit === "price tier"
-			? " The budget is the model's price tier: to send larger requests at the higher rate, set providerInputBudget."
-			: "";
+			: " Nothing outside the newest tool batch was left to fold losslessly.";
+	const pi = v.compaction ? ` Pi's compaction did not run: ${v.compaction}.` : "";
 	return (
-		`pi-fold stopped a request before sending it: ~${v.tokens} tokens would exceed the serving budget of ` +
-		`${v.why ?? v.budget} by ~${over}.${marks} Free room (expand less, /compact, or a larger-context model) and retry.${tier}`
+		`pi-fold stopped a request before sending it: ~${int(v.tokens)} tokens would exceed ${what} by ~${int(over)}.` +
+		`${marks}${pi} To go on: /compact, a larger-context model, or a smaller tool output.`
 	);
 }
 

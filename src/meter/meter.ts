@@ -3,11 +3,13 @@
 // one budget(model) and one ratio(model), so the fence, a commit, an expand's refusal and every
 // display divide by the same number and scale by the same calibration.
 import type { PiFoldCore } from "../../bindings/index.ts";
+import type { RuntimeSettings } from "../vocabulary.ts";
 import {
 	type Budget,
 	type BudgetLimit,
 	budgetText,
 	budgetWhy,
+	type CompactionLimit,
 	type ModelLimits,
 	type PriceTierLimit,
 	servingBudget,
@@ -30,6 +32,10 @@ export interface BudgetStatus {
 	reserve: number;
 	window?: number;
 	tier?: PriceTierLimit;
+	/** Where Pi's own compaction acts, when it compacts. */
+	compaction?: CompactionLimit;
+	/** What stops a request (the window minus the least answer, or providerInputBudget). */
+	sendLimit: number;
 	/** budgetText: "272,000 (price tier: 2x above 272,000; window 400,000)". */
 	text: string;
 	/** budgetWhy: the parenthesis of `text`. */
@@ -40,17 +46,17 @@ export interface BudgetStatus {
 
 export class Meter {
 	readonly #requests: OccupancyMeter;
-	readonly #settings: { readonly providerInputBudget?: number };
+	readonly #settings: Pick<RuntimeSettings, "providerInputBudget" | "piCompaction">;
 	/** Token estimates of raw entries and briefs, cached per entry (entries never change). */
 	readonly entryTokens: EntryTokens;
 	/** How fast requests grow, when the last went out and whether the cache still holds it. */
 	readonly pace: RequestPace;
-	/** The model object the last budget was computed for, and that budget (Pi keeps one object per selection). */
-	#budgetOf: { model: unknown; budget: Budget } | undefined;
+	/** The model object and Pi's compaction settings the last budget was computed for, and that budget (Pi keeps one object per selection). */
+	#budgetOf: { model: unknown; compaction: string; budget: Budget } | undefined;
 	#status: BudgetStatus | { ok: false; reason: string } | null = null;
 
 	/** `settings` is read at each new budget (providerInputBudget, when the user gives one). */
-	constructor(core: PiFoldCore, settings: { readonly providerInputBudget?: number; readonly clock?: () => number }) {
+	constructor(core: PiFoldCore, settings: Pick<RuntimeSettings, "providerInputBudget" | "piCompaction" | "clock">) {
 		this.#requests = new OccupancyMeter(core);
 		this.#settings = settings;
 		this.entryTokens = new EntryTokens(core);
@@ -62,10 +68,12 @@ export class Meter {
 	 * moves it), remembered for status.
 	 */
 	budget(model: Model): Budget {
+		const compaction = this.#settings.piCompaction?.(model);
+		const key = compaction ? `${compaction.reserveTokens}/${compaction.keepRecentTokens}` : "";
 		const known = this.#budgetOf;
-		if (known && known.model === model && model !== undefined) return known.budget;
-		const budget = servingBudget(model, this.#settings.providerInputBudget);
-		this.#budgetOf = { model, budget };
+		if (known && known.model === model && known.compaction === key && model !== undefined) return known.budget;
+		const budget = servingBudget(model, this.#settings.providerInputBudget, compaction);
+		this.#budgetOf = { model, compaction: key, budget };
 		this.#status = budget.ok
 			? {
 					ok: true,
@@ -75,6 +83,8 @@ export class Meter {
 					reserve: budget.reserve,
 					...(budget.window === undefined ? {} : { window: budget.window }),
 					...(budget.tier ? { tier: budget.tier } : {}),
+					...(budget.compaction ? { compaction: budget.compaction } : {}),
+					sendLimit: budget.sendLimit,
 					text: budgetText(budget),
 					why: budgetWhy(budget),
 					model: modelKey(model),

@@ -327,6 +327,11 @@ export class RewriteRecorder {
 		return this.#lastRewrite && { ...this.#lastRewrite };
 	}
 
+	/** Whether the last request recorded rewrote the window (announced or not). */
+	get lastRequestRewrote(): boolean {
+		return this.#lastRewrite !== undefined && this.#lastRewrite.request === this.#counters.requests;
+	}
+
 	/** The last request's per-message digests, hex (for status). */
 	lastDigests(): string[] {
 		const d = this.#previous?.digests(this.#core);

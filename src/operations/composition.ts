@@ -53,7 +53,7 @@ export interface WindowComposition {
 }
 
 /** What the bar says of the budget: the limit that sets it and the others beside it. */
-export type BudgetFacts = Pick<Extract<Budget, { ok: true }>, "limit" | "reserve" | "window" | "tier">;
+export type BudgetFacts = Pick<Extract<Budget, { ok: true }>, "limit" | "reserve" | "window" | "tier" | "compaction">;
 
 /**
  * Estimates already made for one session, reused across turns. Raw entries never change under an
@@ -188,6 +188,7 @@ export function windowComposition(
 			continue;
 		}
 		const id = item.entryId;
+		if (context.hidden?.has(id)) continue; // an earlier commit's notice: hidden, not sent
 		let part: PartName = "raw";
 		if (pins.has(id)) part = "pinned";
 		else {

@@ -37,7 +37,12 @@ export interface CommitLog {
 
 /** What happened to Pi's compaction requests. */
 export interface CompactionCounters {
+	/** Pi's threshold passes declined (the next request still fits the window). */
 	thresholdCancelled: number;
+	/** Pi's threshold passes answered by folding before the next request. */
+	thresholdFolded: number;
+	/** Pi's threshold passes let through: nothing lossless was left and the next request would not fit. */
+	thresholdPassed: number;
 	manualPassed: number;
 	overflowSeen: number;
 	/** Overflows answered by a commit and one continuation. */
@@ -60,6 +65,10 @@ export interface PolicyStatus {
 	coldCommits: number;
 	/** Pi's idle cache refreshes stopped because the next request rewrites anyway. */
 	warmingStopped: number;
+	/** Why the last decision held a due commit back (the last request rewrote the window already). */
+	held?: string;
+	/** The raw working set at the last decision: the newest tool batches kept as they are, and their tokens. */
+	workingSet?: { batches: number; tokens: number };
 }
 
 export interface RuntimeStatus {
@@ -81,6 +90,8 @@ export interface RuntimeStatus {
 	/** Why overflows were left to Pi's own recovery (newest last). */
 	overflowPassedOn: string[];
 	fence: FenceStatus;
+	/** pi-fold's receipts and notices in the last request (the newest commit's only, once it committed again). */
+	noticesShown: number;
 	/** Evidence files of this session: written, skipped over the cap, problems. */
 	evidence: EvidenceStatus | null;
 	/** What went wrong, oldest first; a problem pi-fold repaired since ends with " (repaired)". */

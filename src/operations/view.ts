@@ -44,6 +44,8 @@ export interface OpenView {
 	readonly context: {
 		readonly entries: readonly LatticeEntry[];
 		readonly sources: readonly SessionEntry[];
+		/** Earlier commits' notices, hidden from the window though raw to the lattice. */
+		readonly hidden?: ReadonlySet<string>;
 	};
 	readonly sessionId: string;
 }

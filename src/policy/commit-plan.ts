@@ -1,12 +1,13 @@
 // The commit plan, pure: which pending marks fold (select.ts, stalest first until the need is met),
 // the briefs they show, the parents consolidation lays over the roots (consolidate.ts), and the one
-// batch of context_edit drafts that shows it all, checked against Pi's projection. It works on a
+// batch of context_edit drafts that shows it all (hiding earlier commits' receipts and notices),
+// checked against Pi's projection. It works on a
 // copy of the lattice and writes nothing: the runtime makes every fold of the plan durable, and
 // plans again without the folds the store refused, before anything shows them.
 import type { ContextEditEntryDraft, ProjectedSessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { EntryLookup } from "../briefs/span.ts";
-import { changedOnly, commitDrafts, validateDrafts } from "../edits/drafts.ts";
+import { changedOnly, commitDrafts, staleNoticeDrafts, validateDrafts } from "../edits/drafts.ts";
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { EntryTokens } from "../meter/entry-tokens.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
@@ -129,7 +130,10 @@ function plan(input: CommitInput): CommitPlan {
 		.map((id) => work.get(id) as FoldView);
 	const made = commitDrafts(shownFolds, context);
 	if (!made.ok) throw new Error(made.reason);
-	const drafts = changedOnly(made.drafts, input.projection);
+	// The notices of earlier commits leave the window with this one.
+	const raw = new Set(work.window().flatMap((item) => (item.type === "raw" ? [item.entryId] : [])));
+	const stale = staleNoticeDrafts(made.drafts, input.projection, (id) => raw.has(id));
+	const drafts = changedOnly([...made.drafts, ...stale], input.projection);
 	const checked = validateDrafts(drafts, input.projection);
 	if (!checked.ok) throw new Error(checked.reason);
 	return {

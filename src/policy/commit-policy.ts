@@ -28,6 +28,13 @@ interface PolicyInput {
 	workingSetStart: number;
 	/** Calibrated tokens a request adds, measured; undefined before two requests. */
 	growth: number | undefined;
+	/**
+	 * The most the next request may carry while a commit waits (the window minus the least answer,
+	 * the person's limit, or a price tier: past it a request costs more whole); undefined: none known.
+	 */
+	holdLimit?: number;
+	/** Whether the last request already rewrote the window (a commit, an expand, a repair). */
+	lastRewrote?: boolean;
 }
 
 export interface PolicyOutcome {
@@ -37,6 +44,8 @@ export interface PolicyOutcome {
 	eligibleEnd?: number;
 	/** The cost model's reckoning, when it decided. */
 	cost?: CommitDecision & { freed: number; rewrite: number; growth: number };
+	/** Why no commit is made although one might be due, in a person's words. */
+	held?: string;
 }
 
 /** Before the session has a pace of its own: a request adds about this share of the budget. */
@@ -44,6 +53,13 @@ const GROWTH_SHARE_UNMEASURED = 0.02;
 
 export function commitPolicy(input: PolicyInput): PolicyOutcome {
 	const { thresholds, rates, occupancy } = input;
+	// Two rewrites in a row re-send the window twice for one fold's worth: the next commit waits a
+	// request, past the budget if need be, unless that request could not be sent at all (or would
+	// pass a price tier).
+	const mustFold = input.holdLimit !== undefined && occupancy.tokens > input.holdLimit;
+	if (input.lastRewrote && !mustFold) {
+		return { need: 0, held: "the last request rewrote the window already: a commit now would rewrite it again" };
+	}
 	if (!rates) return { need: commitNeed(occupancy, thresholds) };
 	const eligible = input.marks.filter((m) => m.choosable && m.end <= input.workingSetStart);
 	const freed = eligible.reduce((s, m) => s + m.freed, 0);
@@ -64,7 +80,17 @@ export function commitPolicy(input: PolicyInput): PolicyOutcome {
 	});
 	const cost = { ...decision, freed, rewrite, growth };
 	if (!decision.commit) return { need: 0, cost };
-	// At the cap with too little outside the working set, the budget wins: the band's fold, any mark.
-	if (occupancy.tokens - freed >= cap) return { need: commitNeed(occupancy, thresholds), cost };
+	if (occupancy.tokens - freed >= cap) {
+		// At the cap with too little outside the working set. A commit that cannot bring the window
+		// under the cap even with every mark buys a rewrite for a sliver, and the next request needs
+		// another: it waits until the newest batch, seen by then, can fold too, unless the next
+		// request could not be sent at all (or would pass a price tier). Otherwise the budget wins: the
+		// band's fold, any mark.
+		const all = input.marks.reduce((s, m) => s + (m.choosable ? m.freed : 0), 0);
+		if (occupancy.tokens - all >= cap && !mustFold) {
+			return { need: 0, cost, held: "the marks cannot bring the window under the commit threshold yet" };
+		}
+		return { need: commitNeed(occupancy, thresholds), cost };
+	}
 	return { need: Math.max(1, freed), eligibleEnd: input.workingSetStart, cost };
 }

@@ -147,8 +147,6 @@ async function resolveSettings(file: string, transcript: Transcript, options: Re
 		...(options.thresholds === undefined ? {} : { thresholds: options.thresholds }),
 	});
 	if (!parsed.ok) throw new ReplayInputError(`invalid pi-fold settings: ${parsed.problems.join("; ")}`);
-	const budget = servingBudget(limits, parsed.settings.providerInputBudget);
-	if (!budget.ok) throw new ReplayInputError(`no serving budget: ${budget.reason}`);
 	const summaryChars =
 		options.summaryChars ??
 		(transcript.summaryChars.length > 0 ? mean(transcript.summaryChars) : DEFAULT_SUMMARY_CHARS);
@@ -160,6 +158,11 @@ async function resolveSettings(file: string, transcript: Transcript, options: Re
 		contextWindow: window,
 		summaryChars,
 	};
+	// Pi's compaction stays on under pi-fold with the same settings: the budget agrees with it, as inside Pi.
+	const pi = { reserveTokens: native.reserveTokens, keepRecentTokens: native.keepRecentTokens };
+	parsed.settings.piCompaction = () => pi;
+	const budget = servingBudget(limits, parsed.settings.providerInputBudget, pi);
+	if (!budget.ok) throw new ReplayInputError(`no serving budget: ${budget.reason}`);
 	const prices = pricesOf(transcript.models, catalogs, {
 		...(options.priceCard ? { card: options.priceCard } : {}),
 		...(options.model ? { servedAs: options.model } : {}),

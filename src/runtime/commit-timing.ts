@@ -9,7 +9,7 @@ import { cacheTtlSeconds } from "../meter/request-pace.ts";
 import type { PolicyStatus } from "../operations/status.ts";
 import { commitPolicy, type PolicyOutcome, type WeighedMark } from "../policy/commit-policy.ts";
 import { cacheRates } from "../policy/cost-model.ts";
-import { workingSetStart } from "../policy/working-set.ts";
+import { type WorkingSetFit, workingSetStart } from "../policy/working-set.ts";
 import type { Open } from "../session/open-session.ts";
 import type { FoldId, RuntimeSettings } from "../vocabulary.ts";
 import type { PlanRequest } from "./commit.ts";
@@ -17,18 +17,26 @@ import type { PlanRequest } from "./commit.ts";
 export class CommitTiming {
 	readonly #meter: Meter;
 	readonly #settings: RuntimeSettings;
+	/** Whether the last request Pi sent rewrote the window (the recorder knows). */
+	readonly #lastRewrote: () => boolean;
 	#last: PolicyStatus["last"];
 	#lastCold: PolicyStatus["lastCold"];
 	#due = false;
+	/** Why the last decision held a commit back, if it did. */
+	#held: string | undefined;
+	/** The raw working set as the last decision measured it, and where it starts. */
+	#workingSet: PolicyStatus["workingSet"];
+	#workingSetStart = 0;
 	#coldCommits = 0;
 	/** Idle cache refreshes pi-fold told Pi to skip: the next request rewrites that prefix anyway. */
 	#warmingStopped = 0;
 	/** The model of the last decision: status speaks of it. */
 	#model: Model;
 
-	constructor(meter: Meter, settings: RuntimeSettings) {
+	constructor(meter: Meter, settings: RuntimeSettings, lastRewrote: () => boolean) {
 		this.#meter = meter;
 		this.#settings = settings;
+		this.#lastRewrote = lastRewrote;
 	}
 
 	/** Whether the cost model decides for `model` (no band set, and its card prices a cache read). */
@@ -67,7 +75,14 @@ export class CommitTiming {
 
 	/** The decision for the next request; `turn`, the boundary's, names it in status (none: a prompt's first request). */
 	decide(open: Open, occupancy: Occupancy, model: Model, turn?: number): PolicyOutcome {
-		const { out, cache } = this.#evaluate(open, occupancy, model, this.#settings.thresholds.rawBatches);
+		const { out, cache } = this.#evaluate(
+			open,
+			occupancy,
+			model,
+			this.#settings.thresholds.rawBatches,
+			this.#lastRewrote(),
+		);
+		this.#held = out.held;
 		this.#due = false;
 		if (out.cost) this.#last = { ...out.cost, turn, commit: out.need > 0 };
 		if (out.need > 0 && out.cost && cache.state === "cold") {
@@ -75,6 +90,23 @@ export class CommitTiming {
 			this.#coldCommits++;
 		}
 		return out;
+	}
+
+	/**
+	 * The decision when Pi's own compaction threshold asks: the policy's, or, when the policy would
+	 * wait but nothing holds a commit back, every mark outside the working set (under the band, down
+	 * to minTarget): folding those brings the window under Pi's threshold instead of declining it.
+	 */
+	pressed(open: Open, occupancy: Occupancy, model: Model): PolicyOutcome {
+		const out = this.decide(open, occupancy, model);
+		if (out.need > 0 || out.held) return out;
+		if (!this.priced(model)) {
+			const floor = Math.floor(this.#settings.thresholds.minTarget * occupancy.budget);
+			return { ...out, need: Math.max(0, Math.ceil(occupancy.tokens - floor)) };
+		}
+		const freed = out.cost?.freed ?? 0;
+		const minFreed = Math.ceil(this.#settings.thresholds.minFoldChars / 4);
+		return freed >= minFreed ? { ...out, need: freed, eligibleEnd: this.#workingSetStart } : out;
 	}
 
 	/**
@@ -87,7 +119,8 @@ export class CommitTiming {
 		if (!this.priced(model)) return false;
 		const next = occupancyOf(occupancy.tokens + (this.#meter.pace.growth ?? 0), occupancy.budget);
 		const batches = Math.max(0, this.#settings.thresholds.rawBatches - 1);
-		this.#due = this.#evaluate(open, next, model, batches).out.need > 0;
+		// No commit at this boundary: the next request appends, so the next boundary may commit.
+		this.#due = this.#evaluate(open, next, model, batches, false).out.need > 0;
 		return this.#due;
 	}
 
@@ -96,21 +129,49 @@ export class CommitTiming {
 		return this.#due;
 	}
 
-	#evaluate(open: Open, occupancy: Occupancy, model: Model, batches: number) {
+	#evaluate(open: Open, occupancy: Occupancy, model: Model, batches: number, lastRewrote: boolean) {
 		this.#model = model;
 		const thresholds = this.#settings.thresholds;
 		const rates = this.#settings.bandFixed ? undefined : cacheRates(model?.cost);
 		const cache = this.#meter.pace.cache(cacheTtlSeconds(model));
+		const budget = this.#meter.budget(model);
+		const fit = this.#fit(open, model, occupancy.budget);
+		const start = workingSetStart(open.context.entries, batches, fit);
+		this.#workingSet = this.#measureWorkingSet(open, start, fit);
+		this.#workingSetStart = start;
 		const out = commitPolicy({
 			thresholds,
 			rates,
 			cache: cache.state,
 			occupancy,
 			marks: rates ? this.#weigh(open, model) : [],
-			workingSetStart: workingSetStart(open.context.entries, batches),
+			workingSetStart: start,
 			growth: this.#meter.pace.growth,
+			// A price tier charges a whole request more past it: no commit waits there.
+			...(budget.ok ? { holdLimit: budget.limit === "price tier" ? budget.budget : budget.sendLimit } : {}),
+			lastRewrote,
 		});
 		return { out, cache };
+	}
+
+	/** The working set's measure: each entry's tokens as a raw message, calibrated for `model`. */
+	#fit(open: Open, model: Model, budget: number): WorkingSetFit {
+		const ratio = this.#meter.ratio(model);
+		const { entryTokens } = this.#meter;
+		const sources = open.context.sources;
+		return { budget, tokensAt: (p) => entryTokens.of([sources[p]])[0] * ratio };
+	}
+
+	/** The raw working set now, for status: how many tool batches, and what they take of the window. */
+	#measureWorkingSet(open: Open, start: number, fit: WorkingSetFit): PolicyStatus["workingSet"] {
+		const entries = open.context.entries;
+		let tokens = 0;
+		let batches = 0;
+		for (let p = start; p < entries.length; p++) {
+			tokens += fit.tokensAt(p);
+			if (entries[p].role === "assistant" && (entries[p].toolCallIds?.length ?? 0) > 0) batches++;
+		}
+		return { batches, tokens: Math.round(tokens) };
 	}
 
 	/**
@@ -164,6 +225,8 @@ export class CommitTiming {
 			...(this.#lastCold ? { lastCold: this.#lastCold } : {}),
 			coldCommits: this.#coldCommits,
 			warmingStopped: this.#warmingStopped,
+			...(this.#held ? { held: this.#held } : {}),
+			...(this.#workingSet ? { workingSet: this.#workingSet } : {}),
 		};
 	}
 }

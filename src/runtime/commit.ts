@@ -152,7 +152,15 @@ export function commitBatch(
 	deps: CommitDeps,
 	open: Open,
 	planned: Planned,
-	req: { occupancy: Occupancy; pending: readonly unknown[]; model: Model; reason: CommitLog["reason"]; why?: string },
+	req: {
+		occupancy: Occupancy;
+		pending: readonly unknown[];
+		model: Model;
+		reason: CommitLog["reason"];
+		why?: string;
+		/** No receipt or notice: the turn ends the run, and its answer must stay the run's last message. */
+		quiet?: boolean;
+	},
 ): CommitBatch {
 	const { plan } = planned;
 	const { occupancy } = req;
@@ -165,8 +173,8 @@ export function commitBatch(
 			after,
 			budget: occupancy.budget,
 		});
-	const notice = unbriefedNoticeDraft(plan.lattice, open.context);
-	const appended = [receipt(occupancy.tokens), ...(notice ? [notice] : [])].map((d) => ({
+	const notice = req.quiet ? undefined : unbriefedNoticeDraft(plan.lattice, open.context);
+	const appended = [...(req.quiet ? [] : [receipt(occupancy.tokens)]), ...(notice ? [notice] : [])].map((d) => ({
 		role: "custom",
 		content: d.content,
 	}));
@@ -188,7 +196,7 @@ export function commitBatch(
 	const drafts: SessionBoundaryDraft[] = [
 		...plan.drafts,
 		...plan.ops.map(recordDraft),
-		receipt(after),
+		...(req.quiet ? [] : [receipt(after)]),
 		...(notice ? [notice] : []),
 	];
 	return { ...planned, log, drafts };

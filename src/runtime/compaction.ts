@@ -1,5 +1,10 @@
-// How pi-fold answers Pi's compaction. Folding replaces Pi's threshold compaction (cancelled each
-// time Pi asks); a manual /compact is the person's and passes. A provider refusing a request as
+// How pi-fold answers Pi's compaction. The serving budget stays at or below where Pi's compaction
+// acts (meter/budget.ts), so Pi asks at its threshold only when the window passed pi-fold's budget:
+// pi-fold answers by folding when the commit policy finds marks to fold (shown on the very next
+// request, as an idle /fold is), and declines otherwise, as long as the next request can still be
+// sent. When it cannot and nothing lossless is left, Pi's own compaction runs: lossy, but the
+// session goes on (the folded originals stay in the store and the session file), and the person is
+// told once. A manual /compact is the person's and passes. A provider refusing a request as
 // too long is an overflow: Pi omits the failed attempt and asks to compact (reason "overflow");
 // pi-fold cancels, plans a commit there, and hands the batch to the `agent_before_settle` that
 // follows together with one `{ continue: true }`, so the retried request is the folded window.
@@ -15,7 +20,7 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import { lastOverflowReport, overflowNoticeDraft } from "../edits/overflow-notice.ts";
 import type { Meter } from "../meter/meter.ts";
-import { occupancyOf } from "../meter/occupancy.ts";
+import { type Occupancy, occupancyOf } from "../meter/occupancy.ts";
 import type { CompactionCounters } from "../operations/status.ts";
 import type { Open, SessionView } from "../session/open-session.ts";
 import type { RuntimeSettings } from "../vocabulary.ts";
@@ -40,13 +45,27 @@ interface CompactionDeps {
 	commitDeps(): CommitDeps;
 	/** Swap a commit in (announced as a rewrite). */
 	apply(open: Open, batch: CommitBatch): void;
+	/** Fold before the next request when the commit policy says so (shown through the /fold bridge). */
+	foldBefore(
+		ctx: ExtensionContext,
+		occupancy: Occupancy,
+		pressed: boolean,
+	): Promise<{ ok: true } | { ok: false; reason?: string }>;
 	problem(where: string, reason: string): void;
+}
+
+/** pi-fold's answer to Pi's threshold compaction, and what to tell the person (once per session). */
+export interface ThresholdAnswer {
+	result: SessionBeforeCompactResult | undefined;
+	notice?: string;
 }
 
 export class Compaction {
 	readonly #deps: CompactionDeps;
 	readonly #counters: CompactionCounters = {
 		thresholdCancelled: 0,
+		thresholdFolded: 0,
+		thresholdPassed: 0,
 		manualPassed: 0,
 		overflowSeen: 0,
 		overflowRecovered: 0,
@@ -60,15 +79,54 @@ export class Compaction {
 		this.#deps = deps;
 	}
 
-	/** session_before_compact for the threshold or a manual /compact: the first is declined, the second is the person's. */
-	requested(reason: "threshold" | "manual"): SessionBeforeCompactResult | undefined {
-		if (reason === "manual") {
-			this.#counters.manualPassed++;
-			return undefined;
+	/** session_before_compact for a manual /compact: the person's, untouched. */
+	manual(): undefined {
+		this.#counters.manualPassed++;
+		return undefined;
+	}
+
+	/**
+	 * session_before_compact at Pi's threshold: fold when the commit policy finds marks to fold; else
+	 * decline while the next request can be sent; else let Pi compact, and say so once.
+	 */
+	async threshold(ctx: ExtensionContext): Promise<ThresholdAnswer> {
+		const deps = this.#deps;
+		const open = deps.sync(ctx.sessionManager);
+		const budget = deps.meter.budget(ctx.model);
+		if (!open || !budget.ok) {
+			// pi-fold cannot judge the window: Pi's compaction keeps the session going.
+			this.#counters.thresholdPassed++;
+			return { result: undefined };
 		}
-		// Folding is authoritative; Pi asks again after every turn, so this stays O(1).
-		this.#counters.thresholdCancelled++;
-		return { cancel: true };
+		const projection = ctx.sessionManager.buildSessionProjection();
+		const occupancy = deps.meter.occupancy(projection.messages, ctx.model, budget.budget);
+		const folded = await deps.foldBefore(ctx, occupancy, true);
+		if (folded.ok) {
+			this.#counters.thresholdFolded++;
+			return { result: { cancel: true } };
+		}
+		if (occupancy.tokens <= budget.sendLimit) {
+			this.#counters.thresholdCancelled++;
+			return { result: { cancel: true } };
+		}
+		this.#counters.thresholdPassed++;
+		const why = folded.reason ? ` (${folded.reason})` : "";
+		deps.problem(
+			"compaction",
+			`the next request (~${occupancy.tokens} tokens) would not fit the window and nothing was left to fold losslessly${why}: Pi's compaction ran`,
+		);
+		const first = this.#counters.thresholdPassed === 1;
+		return {
+			result: undefined,
+			...(first
+				? {
+						notice:
+							"pi-fold: nothing is left to fold losslessly and the next request would not fit the window, so Pi's own " +
+							"compaction summarises the older messages this time. Everything pi-fold folded stays in its store and " +
+							"in the session file (pi-fold peek).",
+					}
+				: {}),
+		};
 	}
 
 	/**

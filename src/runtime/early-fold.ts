@@ -24,8 +24,8 @@ interface EarlyFoldDeps {
 	repair: EarlyWindow;
 	sync(sm: SessionView): Open | undefined;
 	commitDeps(): CommitDeps;
-	/** The commit policy, asked for a request no boundary preceded (a prompt's first). */
-	timing: Pick<CommitTiming, "decide">;
+	/** The commit policy, asked for a request no boundary preceded (a prompt's first), or by Pi's threshold. */
+	timing: Pick<CommitTiming, "decide" | "pressed">;
 	/** The last occupancy, and the same occupancy as a share of another budget. */
 	occupancy(): Occupancy | null;
 	remeasured(occupancy: Occupancy): void;
@@ -82,19 +82,11 @@ export class EarlyFold {
 	async beforeRequest(messages: readonly unknown[], ctx: ExtensionContext): Promise<void> {
 		if (!this.#promptStarted) return;
 		this.#promptStarted = false;
-		const { meter, staged, bridge, repair } = this.#deps;
-		if (staged.fold !== undefined || bridge.armed || repair.armed) return;
-		const budget = meter.budget(ctx.model);
-		const open = this.#deps.sync(ctx.sessionManager);
-		if (!budget.ok || !open) return;
-		const occupancy = meter.occupancy(messages, ctx.model, budget.budget);
-		const { need, eligibleEnd } = this.#deps.timing.decide(open, occupancy, ctx.model);
-		if (need <= 0) return;
-		this.#deps.remeasured(occupancy);
-		staged.requestFold();
-		const early = await this.prepare(ctx, need, eligibleEnd);
-		if (early.ok) return;
-		staged.takeFold();
+		const budget = this.#deps.meter.budget(ctx.model);
+		if (!budget.ok) return;
+		const occupancy = this.#deps.meter.occupancy(messages, ctx.model, budget.budget);
+		const early = await this.foldBefore(ctx, occupancy);
+		if (early.ok || early.reason === undefined) return;
 		// Nothing to fold and below the budget: the request goes out as it is, nothing went wrong.
 		const pending = this.#deps.sync(ctx.sessionManager)?.lattice.pending().length ?? 0;
 		if (occupancy.share <= 1 && pending === 0) return;
@@ -102,6 +94,32 @@ export class EarlyFold {
 			"context",
 			`a prompt's first request at ${Math.round(occupancy.share * 100)}% of the budget could not be folded before it was sent: ${early.reason}`,
 		);
+	}
+
+	/**
+	 * A request no boundary decided on (a prompt's first; one Pi's compaction threshold asks about,
+	 * `pressed`: then every mark outside the working set folds even when the policy would wait):
+	 * when the window at `occupancy` must fold, plan it and show it on that request (the /fold
+	 * bridge). `ok` false without a reason: nothing was due, or a fold is armed already.
+	 */
+	async foldBefore(
+		ctx: ExtensionContext,
+		occupancy: Occupancy,
+		pressed = false,
+	): Promise<{ ok: true } | { ok: false; reason?: string }> {
+		const { staged, bridge, repair, timing } = this.#deps;
+		if (staged.fold !== undefined || bridge.armed || repair.armed) return { ok: false };
+		const open = this.#deps.sync(ctx.sessionManager);
+		if (!open) return { ok: false, reason: "no session is open" };
+		const decided = pressed ? timing.pressed(open, occupancy, ctx.model) : timing.decide(open, occupancy, ctx.model);
+		const { need, eligibleEnd } = decided;
+		if (need <= 0) return { ok: false };
+		this.#deps.remeasured(occupancy);
+		staged.requestFold();
+		const early = await this.prepare(ctx, need, eligibleEnd);
+		if (early.ok) return { ok: true };
+		staged.takeFold();
+		return early;
 	}
 
 	/**

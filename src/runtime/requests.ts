@@ -12,7 +12,7 @@ import { type FenceStatus, type FenceVerdict, fenceMessage, fenceVerdict } from 
 import type { Meter } from "../meter/meter.ts";
 import type { RewriteRecorder } from "../meter/recorder.ts";
 import type { SessionView } from "../session/open-session.ts";
-import type { ProblemState } from "../vocabulary.ts";
+import { isPiFoldNoticeMessage, type ProblemState } from "../vocabulary.ts";
 import { WINDOW_REPAIR } from "./boundary.ts";
 
 interface RequestDeps {
@@ -55,6 +55,11 @@ export class RequestWatch {
 
 	get lastRequest(): readonly unknown[] | undefined {
 		return this.#last;
+	}
+
+	/** pi-fold's receipts and notices the last request carried (each leaves with the next commit). */
+	get noticesShown(): number {
+		return this.#last?.filter(isPiFoldNoticeMessage).length ?? 0;
 	}
 
 	/** The `context` event; returns the messages to send instead, when a bridge shows on this request. */
@@ -111,15 +116,28 @@ export class RequestWatch {
 		meter.pace.sent(tokens, this.#appended);
 		if (this.#orphans.length > 0) {
 			// Whatever its size, a provider refuses it: stopped until the repair at the next boundary.
-			const budgetTokens = budget.ok ? budget.budget : 0;
-			return this.#stopped({ tokens, budget: budgetTokens, pendingMarks: 0, orphans: [...this.#orphans] });
+			const sendLimit = budget.ok ? budget.sendLimit : 0;
+			return this.#stopped({ tokens, sendLimit, pendingMarks: 0, orphans: [...this.#orphans] });
 		}
 		if (!budget.ok) return undefined;
-		const over = fenceVerdict(tokens, budget.budget, 0);
+		const over = fenceVerdict(tokens, budget.sendLimit, 0);
 		if (!over) return undefined;
 		// The pending marks are counted only for a request that is stopped (pending() builds views).
 		const pendingMarks = this.#deps.pendingMarks();
-		return this.#stopped({ ...over, pendingMarks, why: budgetText(budget), limit: budget.limit });
+		const pi = budget.compaction;
+		const compaction = !pi
+			? "compaction is off in Pi's settings"
+			: pi.threshold >= budget.sendLimit
+				? `it acts only past ${pi.threshold.toLocaleString("en-US")} tokens (compaction.reserveTokens ${pi.reserveTokens.toLocaleString("en-US")})`
+				: undefined;
+		return this.#stopped({
+			...over,
+			pendingMarks,
+			why: budgetText(budget),
+			limit: budget.limit,
+			...(budget.window === undefined ? {} : { window: budget.window }),
+			...(compaction ? { compaction } : {}),
+		});
 	}
 
 	#stopped(verdict: FenceVerdict): FenceVerdict {

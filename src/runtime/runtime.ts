@@ -7,6 +7,7 @@
 import type {
 	AgentBeforeSettleEvent,
 	BoundaryResult,
+	ContextEditEntryDraft,
 	ExtensionContext,
 	SessionBeforeCompactEvent,
 	SessionBeforeCompactResult,
@@ -25,7 +26,9 @@ import { HandlerTiming } from "../meter/timing.ts";
 import { type CommitLog, type RuntimeStatus, sessionStatus } from "../operations/status.ts";
 import type { RuntimePort } from "../operations/view.ts";
 import { stagedLattice } from "../policy/staging.ts";
-import { type Open, OpenSession, type SessionView } from "../session/open-session.ts";
+import { hiddenNotices } from "../session/canonical.ts";
+import { callsOpenedBy } from "../session/context-entries.ts";
+import { noticeIn, type Open, OpenSession, type SessionView } from "../session/open-session.ts";
 import { LeafPrewriter } from "../session/prewrite.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
 import type { FoldStore } from "../store/index.ts";
@@ -33,7 +36,7 @@ import type { FoldId, Outcome, ProblemState, RuntimeSettings } from "../vocabula
 import { Boundary } from "./boundary.ts";
 import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
 import { CommitTiming } from "./commit-timing.ts";
-import { Compaction } from "./compaction.ts";
+import { Compaction, type ThresholdAnswer } from "./compaction.ts";
 import { EarlyFold } from "./early-fold.ts";
 import { ProblemLog } from "./problems.ts";
 import { QuietTurns } from "./quiet-turn.ts";
@@ -69,8 +72,8 @@ export class FoldRuntime implements RuntimePort {
 		this.#core = core;
 		this.#settings = settings;
 		this.#meter = new Meter(core, settings);
-		this.#commitTiming = new CommitTiming(this.#meter, settings);
 		this.#recorder = new RewriteRecorder(core);
+		this.#commitTiming = new CommitTiming(this.#meter, settings, () => this.#recorder.lastRequestRewrote);
 		const problem = this.problem;
 		this.#session = new OpenSession(core, problem);
 		// What the collaborators share; each takes its part.
@@ -101,6 +104,7 @@ export class FoldRuntime implements RuntimePort {
 			...parts,
 			current: () => this.view,
 			apply: (_open, batch) => this.#apply(batch, true),
+			foldBefore: (ctx, occupancy, pressed) => this.#early.foldBefore(ctx, occupancy, pressed),
 		});
 		this.#early = new EarlyFold({ ...parts, occupancy: () => this.#occupancy });
 		this.#boundary = new Boundary({
@@ -211,6 +215,7 @@ export class FoldRuntime implements RuntimePort {
 			compaction: this.#compaction.counters,
 			overflowPassedOn: this.#compaction.passedOn,
 			fence: this.#requests.fence,
+			noticesShown: this.#requests.noticesShown,
 			evidence: this.#boundary.evidence,
 			problems: this.#problems.list(),
 			problemsOpen: this.#problems.open,
@@ -311,7 +316,11 @@ export class FoldRuntime implements RuntimePort {
 	async turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
 		this.#quiet.atBoundary(e.message, ctx.model);
 		this.#lastTurn = e.turnIndex;
-		const failed = e.message.role === "assistant" && e.message.stopReason === "error";
+		// A failed or stopped request: no commit after it (its receipt would end the run: print mode
+		// prints the run's last message, and would print nothing). The next prompt's first request
+		// folds first when it must.
+		const failed =
+			e.message.role === "assistant" && (e.message.stopReason === "error" || e.message.stopReason === "aborted");
 		this.#boundary.ingestEvidence(e.toolResults, ctx.sessionManager);
 		const open = this.sync(ctx.sessionManager);
 		if (!open) return [];
@@ -345,6 +354,8 @@ export class FoldRuntime implements RuntimePort {
 			...request,
 			occupancy,
 			pending: e.context.pendingMessages,
+			// A turn whose answer calls no tool ends the run: print mode prints the run's last message.
+			quiet: callsOpenedBy(e.message).length === 0,
 		});
 		// A /fold already shown on the request (the bridge): that request was the attributed rewrite.
 		if (bridge?.shown) {
@@ -370,6 +381,12 @@ export class FoldRuntime implements RuntimePort {
 	/** Swap a commit in; `announce` false when a request already showed it (a /fold bridge). */
 	#apply(batch: CommitBatch, announce: boolean): void {
 		this.#session.changeWindow(batch.plan.lattice, batch.plan.records);
+		// The notices it hides are hidden from now on (the session says so too, once Pi appends the batch).
+		const open = this.view;
+		if (open) {
+			const edits = batch.drafts.filter((d): d is ContextEditEntryDraft => d.type === "context_edit");
+			open.context.hidden = hiddenNotices(edits, noticeIn(open.context, open.lattice), open.context.hidden);
+		}
 		if (announce)
 			this.#recorder.announce(
 				batch.log.reason === "threshold" || batch.log.reason === "cost" ? "commit" : batch.log.reason,
@@ -383,9 +400,14 @@ export class FoldRuntime implements RuntimePort {
 		return this.#early.prepare(ctx, need);
 	}
 
-	/** session_before_compact for the threshold or a manual /compact: the first is declined, the second is the person's. */
-	compactionRequested(reason: "threshold" | "manual"): SessionBeforeCompactResult | undefined {
-		return this.#compaction.requested(reason);
+	/** session_before_compact for a manual /compact: the person's, untouched. */
+	compactionRequested(): undefined {
+		return this.#compaction.manual();
+	}
+
+	/** session_before_compact at Pi's threshold: a fold, a quiet no, or (nothing lossless left) Pi's compaction. */
+	compactionThreshold(ctx: ExtensionContext): Promise<ThresholdAnswer> {
+		return this.#compaction.threshold(ctx);
 	}
 
 	/** session_before_compact with reason "overflow": a commit instead, retried once (compaction.ts). */

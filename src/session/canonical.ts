@@ -17,6 +17,28 @@ export interface ContextEntries {
 	 * held beside them: textAt derives them again when a write or a read needs them.
 	 */
 	sources: SessionEntry[];
+	/**
+	 * Entries Pi hides outside every fold: pi-fold's own notices of earlier commits, each hidden by
+	 * the commit after it. The lattice sees them as raw; the window does not show them.
+	 */
+	hidden?: Set<string>;
+}
+
+/**
+ * Which of `context`'s notices the context edits among `raw` (in session order) leave hidden: the
+ * latest edit of each decides. Only pi-fold's own notices are hidden this way outside a fold.
+ */
+export function hiddenNotices(
+	raw: readonly (SessionEntry | { type: "context_edit"; targetId: string; replacement: unknown })[],
+	isNotice: (id: string) => boolean,
+	into: Set<string> = new Set(),
+): Set<string> {
+	for (const e of raw) {
+		if (e.type !== "context_edit" || !isNotice(e.targetId)) continue;
+		if (e.replacement === null) into.add(e.targetId);
+		else into.delete(e.targetId);
+	}
+	return into;
 }
 
 /**

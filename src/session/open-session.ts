@@ -6,7 +6,8 @@ import type { ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-a
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import { FoldStore } from "../store/index.ts";
-import type { FoldId, ProblemState } from "../vocabulary.ts";
+import { type FoldId, isPiFoldNotice, type ProblemState } from "../vocabulary.ts";
+import { hiddenNotices } from "./canonical.ts";
 import { type ContextEntries, contextEntriesOf } from "./context-entries.ts";
 import { entriesSince } from "./entries-since.ts";
 import { ancestorStores } from "./fork.ts";
@@ -33,6 +34,14 @@ export interface Open {
 	markBriefs: Map<string, string>;
 	/** Where a reader reports what it met (a leaf healed on a failed read, a fold found damaged). */
 	problem?: (where: string, reason: string, state?: ProblemState) => void;
+}
+
+/** Whether the context entry with this id is one of pi-fold's own notices. */
+export function noticeIn(context: ContextEntries, lattice: FoldLattice): (id: string) => boolean {
+	return (id) => {
+		const p = lattice.position(id);
+		return p !== undefined && isPiFoldNotice(context.sources[p]);
+	};
 }
 
 /** `now` is `before` plus entries appended at the end (same entries, by id, in the same places). */
@@ -94,6 +103,7 @@ export class OpenSession {
 		}
 		for (const p of rebuilt.problems) this.#problem("rebuild", p);
 		for (const p of rebuilt.repaired) this.#problem("rebuild", p, "repaired");
+		rebuilt.context.hidden = hiddenNotices(raw, noticeIn(rebuilt.context, rebuilt.lattice));
 		this.#open = {
 			lattice: rebuilt.lattice,
 			context: rebuilt.context,
@@ -154,6 +164,7 @@ export class OpenSession {
 			open.context.sources.push(...added.sources);
 		}
 		open.raw.push(...tail);
+		open.context.hidden = hiddenNotices(tail, noticeIn(open.context, open.lattice), open.context.hidden);
 		return { open: this.#markSynced(open, sm), rebuilt: false };
 	}
 

@@ -46,7 +46,8 @@ export { formatTokens } from "./window-figure.ts";
 
 /**
  * Which limit sets the budget, short: "price tier: 2x above; window 400k" (the budget is the tier's
- * threshold), "window 400k − 4.1k output", "providerInputBudget; window 200k". The model's window
+ * threshold), "window 400k − 4.1k output", "Pi compacts past it; window 32k" (Pi's own compaction
+ * threshold), "providerInputBudget; window 200k". The model's window
  * is always named: Pi's footer divides by it, the bar by the budget, and a person sees both.
  */
 export function limitText(l: BudgetFacts): string {
@@ -56,6 +57,7 @@ export function limitText(l: BudgetFacts): string {
 		return [`price tier: ${m ? `${m} ` : ""}above`, win].filter(Boolean).join("; ");
 	}
 	if (l.limit === "window" && win) return `${win} − ${formatTokens(l.reserve)} output`;
+	if (l.limit === "compaction" && win) return `Pi compacts past it; ${win}`;
 	return ["providerInputBudget", win].filter(Boolean).join("; ");
 }
 
@@ -101,7 +103,7 @@ const SEPARATOR = " · ";
 /** Width of the head before the percentage; the second line starts there too. */
 const INDENT = "pi-fold ▕".length + BAR_CELLS + "▏ ".length;
 
-/** The bar's lines for a composition: one line, or two when the legend does not fit in MAX_LINE_WIDTH. */
+/** The bar's lines for a composition: one line, or two when the legend does not fit in MAX_LINE_WIDTH (three with a staged note that does not fit either). */
 export function foldBarLines(
 	c: WindowComposition,
 	opts: { measured?: boolean; theme?: Theme; figure?: WindowFigure } = {},
@@ -128,6 +130,7 @@ export function foldBarLines(
 	const items: { text: string; width: number }[] = [];
 	const add = (text: string, colour?: ThemeColor) =>
 		items.push({ text: colour ? paint(colour, text) : text, width: text.length });
+
 	// How many folds (or marks) make a part, where that is a count of folds.
 	const count: Partial<Record<PartName, number>> = {
 		deep: c.counts.deepFolds,
@@ -140,24 +143,42 @@ export function foldBarLines(
 		const n = count[name];
 		add(`${name} ${formatTokens(f.parts[name])}${n ? ` (${n})` : ""}`, COLOURS[name]);
 	}
-	// The share already counts a staged expand or refold; a /fold commit only lands at the next turn.
-	for (const note of opts.figure ? stagedNoteShort(opts.figure) : []) add(note, "warning");
-	return fitLines(head, headWidth, items);
+	// The share already counts a staged expand or refold (a /fold commit only lands at the next turn):
+	// said last, and never crowded out of a full legend: it takes a line of its own then.
+	const notes = (opts.figure ? stagedNoteShort(opts.figure) : []).map((n) => ({
+		text: paint("warning", n),
+		width: n.length,
+	}));
+	return fitLines(head, headWidth, items, notes);
 }
 
-function fitLines(head: string, headWidth: number, items: readonly { text: string; width: number }[]): string[] {
+function fitLines(
+	head: string,
+	headWidth: number,
+	items: readonly { text: string; width: number }[],
+	notes: readonly { text: string; width: number }[] = [],
+): string[] {
 	const lines = [{ text: head, width: headWidth }];
-	for (const item of items) {
+	let full = false;
+	const put = (item: { text: string; width: number }, most: number) => {
 		const last = lines[lines.length - 1];
 		if (last.width + SEPARATOR.length + item.width <= MAX_LINE_WIDTH) {
 			last.text += SEPARATOR + item.text;
 			last.width += SEPARATOR.length + item.width;
-			continue;
+			return;
 		}
-		if (lines.length === 2) break;
+		if (lines.length >= most) {
+			full = true;
+			return;
+		}
 		// Once an item moved down, the rest follow it, so the legend reads left to right, top to bottom.
 		lines.push({ text: " ".repeat(INDENT) + item.text, width: INDENT + item.width });
+	};
+	for (const item of items) {
+		put(item, 2);
+		if (full) break;
 	}
+	for (const note of notes) put(note, 3);
 	return lines.map((l) => l.text);
 }
 

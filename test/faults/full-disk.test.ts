@@ -87,7 +87,7 @@ describe("a full disk, then a reopen and a prompt", () => {
 			expect(s.h.captured).toEqual([]);
 			expect(status.fence.stopped).toBe(1);
 			expect(status.fence.last?.message).toMatch(
-				/staged marks? could not be folded before it \(\/fold-status says why; \/fold tries again\)\. Free room/,
+				/staged marks? could not be folded before it \(\/fold-status says why; \/fold tries again\)\..* To go on: /,
 			);
 			expect(status.problems).toContainEqual(
 				expect.stringMatching(

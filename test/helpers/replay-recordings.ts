@@ -23,7 +23,7 @@ export const TOLERANCE = 0.1;
 /** pi-fold recording: as in runtime.test.ts, a budget small enough for several commits in 16 stages. */
 export const FOLD_BUDGET = 14_000;
 export const FOLD_RESERVE = 16_384;
-export const FOLD_WINDOW = FOLD_RESERVE + 6_000;
+export const FOLD_WINDOW = FOLD_RESERVE + 16_000;
 
 /** Native recording: Pi compacts above 16000 - 4000 tokens and keeps 3000. */
 export const NATIVE_WINDOW = 16_000;

@@ -1,0 +1,187 @@
+// The edges of the window, in real AgentSessions (faux provider, offline): a 32k window with Pi's
+// own compaction settings, where three tool batches can be most of the budget; Pi's threshold asking
+// below pi-fold's budget; and a session where nothing lossless is left. The session always goes on,
+// and what the provider receives is checked request by request.
+import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { afterAll, describe, expect, it } from "vitest";
+import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
+import {
+	fauxPromptTokens,
+	isSummaryRequest,
+	WORKLOAD_DONE,
+	WORKLOAD_PROMPT,
+	WORKLOAD_ROOT,
+	workloadSteps,
+} from "../harness/workload.ts";
+import { type PiFold, type PiFoldOptions, registerPiFold } from "../src/index.ts";
+import type { FoldRuntime } from "../src/runtime/runtime.ts";
+import { AUTOMATED_NOTICE_TAG } from "../src/vocabulary.ts";
+import { recordingUi } from "./helpers/recording-ui.ts";
+import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
+
+afterAll(removeTempDirs);
+
+/** What Pi's compaction did, as an extension loaded after pi-fold sees it (a cancel stops the handler chain). */
+interface PiCompactions {
+	failed: { reason: string; aborted: boolean }[];
+}
+
+async function edgeSession(opts: {
+	window: number;
+	maxTokens?: number;
+	options?: PiFoldOptions;
+	settings?: Record<string, unknown>;
+}): Promise<{ h: TestSession; rt: () => FoldRuntime; pi: PiCompactions }> {
+	let fold: PiFold | undefined;
+	const pi: PiCompactions = { failed: [] };
+	const h = await makeSession({
+		cwd: WORKLOAD_ROOT,
+		persist: true,
+		contextWindow: opts.window,
+		maxTokens: opts.maxTokens ?? 4096,
+		...(opts.settings ? { settings: opts.settings } : {}),
+		// The model's card prices a cache read, so the cost model decides (as on a catalog model).
+		cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
+		extensions: [
+			(api) => {
+				fold = registerPiFold(api, opts.options ?? {});
+			},
+			(api: ExtensionAPI) => {
+				api.on("session_compact_failed", (e) => void pi.failed.push({ reason: e.reason, aborted: e.aborted }));
+			},
+		],
+	});
+	const rt = () => {
+		const r = fold?.runtime.get();
+		if (!r) throw new Error(`no runtime: ${fold?.runtime.reason()}`);
+		return r;
+	};
+	return { h, rt, pi };
+}
+
+const assistants = (h: TestSession) =>
+	h.session.sessionManager
+		.getBranch()
+		.flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? [e.message] : []));
+
+const textOf = (m: { content: unknown }) =>
+	Array.isArray(m.content) ? m.content.map((b: { text?: string }) => b.text ?? "").join("") : String(m.content);
+
+/** The receipts a request carries (a custom message reaches the provider as a user message). */
+const receiptsIn = (messages: readonly Message[]) =>
+	messages.filter(
+		(m) => m.role === "user" && textOf(m).includes(`<${AUTOMATED_NOTICE_TAG}>`) && textOf(m).includes("commit:"),
+	).length;
+
+describe("a 32k window with Pi's default compaction settings", () => {
+	const WINDOW = 32_000;
+	const STAGES = 40;
+
+	it("runs to its end inside the window, rewriting at most every third request, with one receipt at a time", async () => {
+		const { h, rt, pi } = await edgeSession({ window: WINDOW });
+		try {
+			// Reads of up to 2000 lines: three batches are most of the budget, and one read can be an eighth of the window.
+			h.script(workloadSteps(STAGES, { seed: 7, readLines: { min: 400, max: 2000 }, windowLimit: WINDOW }));
+			await h.session.prompt(WORKLOAD_PROMPT);
+			const answers = assistants(h);
+			expect(textOf(answers.at(-1) ?? { content: "" })).toContain(`${WORKLOAD_DONE} in ${STAGES} stages`);
+			expect(answers.filter((m) => m.stopReason !== "toolUse" && m.stopReason !== "stop")).toEqual([]);
+			const status = rt().status();
+			expect(status.fence.stopped).toBe(0);
+			expect(h.extensionErrors).toEqual([]);
+			expect(status.rewrites.unattributed).toBe(0);
+
+			const requests = h.captured.filter((c) => !isSummaryRequest(c.context)).map((c) => c.context.messages);
+			// Every request fits the window (the provider would refuse one that does not), and is provider-valid.
+			for (const [i, m] of requests.entries()) {
+				expect(fauxPromptTokens({ messages: m }), `request ${i}`).toBeLessThanOrEqual(WINDOW);
+				expect(pairingProblems(m), `request ${i}`).toEqual([]);
+				// An earlier receipt leaves the window with the next commit.
+				expect(receiptsIn(m), `request ${i}`).toBeLessThanOrEqual(1);
+			}
+			const rewrites = requests.flatMap((m, i) => (i > 0 && !isAppendOf(requests[i - 1], m) ? [i] : []));
+			expect(status.commits.length).toBeGreaterThan(2);
+			expect(rewrites.length / requests.length).toBeLessThanOrEqual(1 / 3);
+			// Never two rewrites in a row here: no request came near what the window cannot take.
+			expect(rewrites.filter((r, k) => k > 0 && rewrites[k - 1] === r - 1)).toEqual([]);
+			// pi-fold's budget is where Pi's compaction acts, so Pi never had to be declined turn after turn.
+			expect(status.budget).toMatchObject({ limit: "compaction" });
+			expect(pi.failed.filter((f) => f.aborted).length).toBeLessThanOrEqual(status.commits.length / 4);
+			expect(h.session.sessionManager.getBranch().filter((e) => e.type === "compaction")).toEqual([]);
+			expect(status.noticesShown).toBeLessThanOrEqual(2);
+		} finally {
+			h.dispose();
+		}
+	}, 120_000);
+});
+
+describe("Pi's threshold below pi-fold's budget (providerInputBudget above it)", () => {
+	it("is answered by folding the marks there are, so Pi stops asking; nothing is summarised", async () => {
+		// 64k window: Pi compacts past 64,000 - 16,384 = 47,616; the person's budget lets pi-fold go to 62,000.
+		const { h, rt, pi } = await edgeSession({ window: 64_000, options: { providerInputBudget: 62_000 } });
+		try {
+			h.script(workloadSteps(40, { seed: 3, readLines: { min: 400, max: 2000 }, windowLimit: 64_000 }));
+			await h.session.prompt(WORKLOAD_PROMPT);
+			const c = rt().status().compaction;
+			expect(c.thresholdFolded).toBeGreaterThan(0);
+			// Each fold answered Pi's threshold; declining again and again would mean it did not.
+			expect(c.thresholdCancelled).toBeLessThanOrEqual(c.thresholdFolded);
+			// Pi reports each declined or folded-for pass as an aborted compaction.
+			expect(pi.failed.filter((f) => f.reason === "threshold" && f.aborted).length).toBe(
+				c.thresholdFolded + c.thresholdCancelled,
+			);
+			expect(c.thresholdPassed).toBe(0);
+			expect(h.session.sessionManager.getBranch().filter((e) => e.type === "compaction")).toEqual([]);
+			expect(rt().status().rewrites.unattributed).toBe(0);
+		} finally {
+			h.dispose();
+		}
+	}, 120_000);
+});
+
+describe("nothing lossless left and the next request would not fit", () => {
+	it("lets Pi's own compaction run once, says so once, and the session goes on", async () => {
+		const WINDOW = 24_000;
+		// bash results never fold here: nothing lossless can make room.
+		const { h, rt } = await edgeSession({
+			window: WINDOW,
+			maxTokens: 2_000,
+			options: { blacklistAutoFoldTools: ["bash"] },
+		});
+		const ui = recordingUi();
+		await h.session.bindExtensions({ uiContext: ui.ui });
+		try {
+			// Each stage prints ~4,800 tokens; five of them pass the window.
+			const stage = (i: number) =>
+				fauxAssistantMessage(
+					[fauxToolCall("bash", { command: `seq -s ' ' ${i * 10_000} ${i * 10_000 + 4_000}` }, { id: `b${i}` })],
+					{
+						stopReason: "toolUse",
+					},
+				);
+			const stages = Array.from({ length: 8 }, (_, i) => stage(i + 1));
+			h.script([
+				...Array.from({ length: 20 }, () => (context: Parameters<typeof isSummaryRequest>[0]) => {
+					if (isSummaryRequest(context)) return fauxAssistantMessage(fauxText("## Goal\nPrint numbers.\n"));
+					if (fauxPromptTokens(context) > WINDOW)
+						return fauxAssistantMessage([], { stopReason: "error", errorMessage: "prompt is too long" });
+					return stages.shift() ?? fauxAssistantMessage(fauxText("all printed"));
+				}),
+			]);
+			await h.session.prompt("print the numbers");
+			const answers = assistants(h);
+			expect(textOf(answers.at(-1) ?? { content: "" })).toBe("all printed");
+			const status = rt().status();
+			expect(status.compaction.thresholdPassed).toBeGreaterThan(0);
+			expect(h.session.sessionManager.getBranch().filter((e) => e.type === "compaction").length).toBeGreaterThan(0);
+			expect(status.fence.stopped).toBe(0);
+			// One notice, however often it happened.
+			const told = ui.notes.filter((n) => n.message.includes("Pi's own compaction summarises"));
+			expect(told).toHaveLength(1);
+			expect(h.extensionErrors).toEqual([]);
+		} finally {
+			h.dispose();
+		}
+	}, 120_000);
+});
