@@ -11,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ARMS } from "../bench/lib/session-arms.ts";
 import { nodeCore } from "../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
+import { startPty } from "../harness/pty.ts";
 import { FRESH_ABOVE_FLOOR_ROW, OVER_WINDOW_ROW } from "../src/report/table.ts";
 import { sessionView } from "../src/view/session-view.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
-import { startPty } from "./helpers/pty.ts";
 
 const DEMO = join(REPO_ROOT, "scripts/demo.ts");
 const STAGES = 6;

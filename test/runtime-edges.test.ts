@@ -110,6 +110,20 @@ describe("a 32k window with Pi's default compaction settings", () => {
 			expect(pi.failed.filter((f) => f.aborted).length).toBeLessThanOrEqual(status.commits.length / 4);
 			expect(h.session.sessionManager.getBranch().filter((e) => e.type === "compaction")).toEqual([]);
 			expect(status.noticesShown).toBeLessThanOrEqual(2);
+
+			// A commit at a run's last turn (a /fold while idle, committed at the one-turn answer's end)
+			// appends no receipt: the run's last message stays the answer, the one print mode prints.
+			h.script(workloadSteps(4, { seed: 9, idPrefix: "more-", windowLimit: WINDOW }));
+			await h.session.prompt(WORKLOAD_PROMPT);
+			expect(rt().lattice?.pending().length).toBeGreaterThan(0);
+			const before = rt().commits.length;
+			await h.session.prompt("/fold");
+			h.script([fauxAssistantMessage(fauxText("the survey is complete"))]);
+			await h.session.prompt("Anything left?");
+			expect(rt().commits.length).toBe(before + 1);
+			const last = h.session.messages.at(-1) as Message;
+			expect(last.role).toBe("assistant");
+			expect(textOf(last)).toBe("the survey is complete");
 		} finally {
 			h.dispose();
 		}

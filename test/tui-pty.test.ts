@@ -1,4 +1,4 @@
-// Pi's interactive TUI in a real pseudo-terminal (test/helpers/pty.ts), with pi-fold loaded and an
+// Pi's interactive TUI in a real pseudo-terminal (harness/pty.ts), with pi-fold loaded and an
 // offline scripted model: what a person sees. The commit receipt is one styled line, the first
 // declined auto-compaction is explained, /fold-editor paints the whole screen (nothing of the chat
 // behind it shows), and after an edit the fold bar, the editor and /fold-status show one figure.
@@ -6,12 +6,12 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { piEnv, removeTempDirs } from "../harness/pi-harness.ts";
+import { type PtyRun, startPty } from "../harness/pty.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT } from "../harness/workload.ts";
 import { CANCEL_EXPLAINED } from "../src/host/hooks.ts";
 import { KEY_HELP } from "../src/ui/editor-model.ts";
 import { TUI_MODEL, TUI_PROVIDER, TUI_STAGES } from "./fixtures/tui-session-ext.ts";
 import { childEnv, PI_CLI, REPO_ROOT } from "./helpers/pi-cli.ts";
-import { type PtyRun, startPty } from "./helpers/pty.ts";
 
 const COLS = 120;
 const ROWS = 40;

@@ -105,6 +105,35 @@ const EQUAL_DEFAULTS: ScenarioDefaults = {
 	summaryChars: 6000,
 };
 
+/** The equal scenario's session on another window, Pi's and pi-fold's defaults. */
+function windowScenario(window: 64_000 | 100_000, targets: ScenarioTargets): Scenario {
+	const k = window / 1000;
+	const name: ScenarioName = window === 64_000 ? "window64k" : "window100k";
+	return {
+		name,
+		title: `a ${window.toLocaleString("en-US")} window`,
+		defaults: { ...EQUAL_DEFAULTS, window },
+		why: `The equal scenario's session on a ${window.toLocaleString("en-US")}-token window, Pi's and pi-fold's defaults.`,
+		cost: EQUAL_COST,
+		targets,
+		files: { json: `session-${k}k.json`, svg: `session-${k}k.svg` },
+	};
+}
+
+/** The equal window's session with `scale` times the tool calls per stage. */
+function outputScenario(scale: 2 | 4, times: string, calls: string, effect: string): Scenario {
+	const name: ScenarioName = scale === 2 ? "output2x" : "output4x";
+	return {
+		name,
+		title: `the equal window's session with ${times} the tool output per stage`,
+		defaults: { ...EQUAL_DEFAULTS, outputScale: scale },
+		why: `The equal scenario's session and model with ${times} the tool calls per stage (${calls}): ${effect}.`,
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.6, totalTokensRatio: 1.0, nativeCompactions: 1 },
+		files: { json: `session-${name}.json`, svg: `session-${name}.svg` },
+	};
+}
+
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
 	equal: {
 		name: "equal",
@@ -186,46 +215,10 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
 		targets: { costRatio: 0.5, totalTokensRatio: 1.0, rewritesPerRequest: 1 / 3 },
 		files: { json: "session-32k.json", svg: "session-32k.svg" },
 	},
-	window64k: {
-		name: "window64k",
-		title: "a 64,000 window",
-		defaults: { ...EQUAL_DEFAULTS, window: 64_000 },
-		why: "The equal scenario's session on a 64,000-token window, Pi's and pi-fold's defaults.",
-		cost: EQUAL_COST,
-		targets: { costRatio: 0.6, totalTokensRatio: 1.0, rewritesPerRequest: 1 / 3 },
-		files: { json: "session-64k.json", svg: "session-64k.svg" },
-	},
-	window100k: {
-		name: "window100k",
-		title: "a 100,000 window",
-		defaults: { ...EQUAL_DEFAULTS, window: 100_000 },
-		why: "The equal scenario's session on a 100,000-token window, Pi's and pi-fold's defaults.",
-		cost: EQUAL_COST,
-		targets: { costRatio: 0.7, totalTokensRatio: 1.0, nativeCompactions: 1 },
-		files: { json: "session-100k.json", svg: "session-100k.svg" },
-	},
-	output2x: {
-		name: "output2x",
-		title: "the equal window's session with twice the tool output per stage",
-		defaults: { ...EQUAL_DEFAULTS, outputScale: 2 },
-		why:
-			"The equal scenario's session and model with twice the tool calls per stage (4-8), so each batch, and the raw " +
-			"working set, is twice as large.",
-		cost: EQUAL_COST,
-		targets: { costRatio: 0.6, totalTokensRatio: 1.0, nativeCompactions: 1 },
-		files: { json: "session-output2x.json", svg: "session-output2x.svg" },
-	},
-	output4x: {
-		name: "output4x",
-		title: "the equal window's session with four times the tool output per stage",
-		defaults: { ...EQUAL_DEFAULTS, outputScale: 4 },
-		why:
-			"The equal scenario's session and model with four times the tool calls per stage (8-16): one batch can hold a " +
-			"tenth of the budget.",
-		cost: EQUAL_COST,
-		targets: { costRatio: 0.6, totalTokensRatio: 1.0, nativeCompactions: 1 },
-		files: { json: "session-output4x.json", svg: "session-output4x.svg" },
-	},
+	window64k: windowScenario(64_000, { costRatio: 0.6, totalTokensRatio: 1.0, rewritesPerRequest: 1 / 3 }),
+	window100k: windowScenario(100_000, { costRatio: 0.7, totalTokensRatio: 1.0, nativeCompactions: 1 }),
+	output2x: outputScenario(2, "twice", "4-8", "so each batch, and the raw working set, is twice as large"),
+	output4x: outputScenario(4, "four times", "8-16", "one batch can hold a tenth of the budget"),
 };
 
 /** The card of the scenario's model (its own cost, tiers included), or undefined when it has none. */

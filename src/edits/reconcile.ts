@@ -99,9 +99,28 @@ export function windowRepair(
 	return out;
 }
 
-/** Ids of the entries a context_edit among `entries` targets. */
+/**
+ * Ids of the entries a context_edit among `entries` (Pi's context entries) targets. After a Pi
+ * compaction (its entry first, then what it kept, then what came after it) only the edits appended
+ * since count: those before it belong to folds that may not have survived it (a fold whose start
+ * was summarised is no longer in the lattice), and Pi's projection of what they hid, whole tool
+ * batches, is taken as it is rather than shown again.
+ */
 export function editedTargets(entries: readonly SessionEntry[]): Set<string> {
 	const out = new Set<string>();
-	for (const e of entries) if (e.type === "context_edit") out.add(e.targetId);
+	const compaction = entries[0]?.type === "compaction" ? entries[0] : undefined;
+	let since: Set<string> | undefined;
+	if (compaction) {
+		// The entries after it chain back to it; a chain that never meets it means nothing came after.
+		const byId = new Map(entries.map((e) => [e.id, e]));
+		const chain = new Set<string>();
+		let e = entries.at(-1);
+		while (e && e.id !== compaction.id) {
+			chain.add(e.id);
+			e = e.parentId ? byId.get(e.parentId) : undefined;
+		}
+		since = e ? chain : new Set();
+	}
+	for (const e of entries) if (e.type === "context_edit" && (!since || since.has(e.id))) out.add(e.targetId);
 	return out;
 }

@@ -115,8 +115,12 @@ function onSessions(pi: ExtensionAPI, guard: Guard): void {
 		});
 	pi.on("session_start", reopen("session_start"));
 	pi.on("session_tree", reopen("session_tree"));
-	// A compaction replaced the window (Pi did it, with the user's say-so): a new baseline.
-	pi.on("session_compact", reopen("session_compact"));
+	// A compaction replaced the window (Pi did it): a new baseline. The next request has no boundary
+	// before it (Pi compacts right before it), so it is weighed as a prompt's first is: folded first when due.
+	pi.on("session_compact", (e, ctx) => {
+		reopen("session_compact")(e, ctx);
+		guard.run("session_compact", (rt) => rt.early.promptStarted());
+	});
 	// /model or a model cycle: the next commit, the fence and status use the new model's budget.
 	// Pi awaits it: a fold this plans is durable before the switch returns.
 	pi.on("model_select", (e, ctx) =>

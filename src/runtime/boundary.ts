@@ -153,9 +153,14 @@ export class Boundary {
 	 * Frontier pass over what the model has seen: its marks (the records to append: a boundary's
 	 * drafts, or entries of their own when a turn ends quietly), their leaves prewritten in the background.
 	 */
-	markFrontier(open: Open, messageEntryId: string): JournalOp[] {
+	markFrontier(open: Open, messageEntryId: string, pressed = false): JournalOp[] {
 		const deps = this.#deps;
-		const requests = this.#frontier.propose(open, messageEntryId, deps.settings, deps.withdrawn());
+		// Pressed (the window is past its budget): every finished unit the model has seen is cut,
+		// however small, so that nothing but the batch in progress is left that could not fold.
+		const settings = pressed
+			? { ...deps.settings, thresholds: { ...deps.settings.thresholds, minFoldChars: 1 } }
+			: deps.settings;
+		const requests = this.#frontier.propose(open, messageEntryId, settings, deps.withdrawn());
 		if (requests.length === 0) return [];
 		const lattice = open.lattice;
 		const marked = lattice.markMany(requests);

@@ -28,6 +28,7 @@ import type { RuntimePort } from "../operations/view.ts";
 import { stagedLattice } from "../policy/staging.ts";
 import { hiddenNotices } from "../session/canonical.ts";
 import { callsOpenedBy } from "../session/context-entries.ts";
+import { recordDraft } from "../session/journal.ts";
 import { noticeIn, type Open, OpenSession, type SessionView } from "../session/open-session.ts";
 import { LeafPrewriter } from "../session/prewrite.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
@@ -337,6 +338,9 @@ export class FoldRuntime implements RuntimePort {
 		const shown = repair.drafts.length > 0 ? projection.flatMap((pe) => pe.messages) : e.context.contextMessages;
 		const occupancy = this.#meter.occupancy([...shown, ...e.context.pendingMessages], ctx.model, budget.budget);
 		this.#occupancy = occupancy;
+		// Past the budget, whatever the model has seen may fold, however small: cut it now (free).
+		if (occupancy.tokens > budget.budget && !this.foldRequested)
+			out.push(...this.#boundary.markFrontier(open, e.messageEntryId, true).map(recordDraft));
 		// One rewrite per boundary: staged edits (or a repair no request has shown yet) already
 		// rewrite this one; a commit waits for the next.
 		if (before.edited || (repair.drafts.length > 0 && !repair.shown)) return out;
