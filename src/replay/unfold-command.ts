@@ -1,6 +1,8 @@
 // `pi-fold unfold SESSION`: the way out. Every span pi-fold folded on the session's active branch
 // gets its original content back, and pi-fold's own notices (receipts, overflow and unbriefed
-// notices) leave the model's view, so the session reads the same in a Pi without pi-fold. It does
+// notices) leave the model's view, and what a commit cut short by a crash left (edits under a mark
+// of pi-fold's with no commit record) is undone, so the session reads the same, and is one a
+// provider takes, in a Pi without pi-fold. It does
 // what an expand does inside Pi (a `context_edit` entry that re-states the original content: Pi
 // has no way to delete an edit), with the originals read from the store and verified by SHA-256,
 // each checked against the entry in the session file too. Appended after the last entry, which is
@@ -46,6 +48,11 @@ interface UnfoldPlan {
 	restored: number;
 	/** pi-fold notices taken out of the model's view. */
 	notices: number;
+	/**
+	 * Entries of pi-fold's marks that edits hide or brief with no commit record behind them (a
+	 * commit cut short by a crash), shown again from the session's own bytes.
+	 */
+	cutShort: number;
 }
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -65,7 +72,15 @@ export function planUnfold(s: SessionFolds): UnfoldPlan {
 			originals.set(leaf.entryId, { text: decoder.decode(leaf.bytes), fold: leaf.fold });
 		}
 	}
-	const plan: UnfoldPlan = { edits: [], expands: stillFolded(s), folds: s.onBranch.length, restored: 0, notices: 0 };
+	const plan: UnfoldPlan = {
+		edits: [],
+		expands: stillFolded(s),
+		folds: s.onBranch.length,
+		restored: 0,
+		notices: 0,
+		cutShort: 0,
+	};
+	const marked = markedEntries(s);
 	for (const entry of s.branch) {
 		const id = entry.id as string;
 		if (entry.type === "custom_message" && String(entry.customType).startsWith(NOTICE_PREFIX)) {
@@ -77,6 +92,14 @@ export function planUnfold(s: SessionFolds): UnfoldPlan {
 		}
 		const current = latest.get(id);
 		const stored = originals.get(id);
+		if (current !== undefined && stored === undefined && marked.has(id)) {
+			// Under a mark of pi-fold's but in no committed fold: a commit cut short left this edit.
+			const own = contentOf(entry);
+			if (current !== null && sameJson(current.content, own)) continue;
+			plan.edits.push({ targetId: id, replacement: { content: own } });
+			plan.cutShort++;
+			continue;
+		}
 		// Not edited, or edited by something other than pi-fold: left as it is.
 		if (current === undefined || stored === undefined) continue;
 		if (stored.text !== JSON.stringify(entry)) {
@@ -90,6 +113,21 @@ export function planUnfold(s: SessionFolds): UnfoldPlan {
 		plan.restored++;
 	}
 	return plan;
+}
+
+/** Ids of the branch entries inside a span pi-fold's records marked (from..to, in branch order). */
+function markedEntries(s: SessionFolds): Set<string> {
+	const at = new Map(s.branch.map((e, i) => [e.id as string, i]));
+	const out = new Set<string>();
+	for (const e of s.branch) {
+		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+		const parsed = parseJournalOp(e.data);
+		if (!parsed.ok || parsed.op.op !== "mark") continue;
+		const [from, to] = [at.get(parsed.op.from), at.get(parsed.op.to)];
+		if (from === undefined || to === undefined) continue;
+		for (let i = from; i <= to; i++) out.add(s.branch[i].id as string);
+	}
+	return out;
 }
 
 /** The folds of the branch's records still folded, parents before their children (expand is outside-in). */
@@ -210,11 +248,12 @@ export function hasWork(plan: UnfoldPlan): boolean {
 /** The one-paragraph answer of a run. */
 export function unfoldSummary(s: SessionFolds, plan: UnfoldPlan, written: boolean): string {
 	if (!hasWork(plan)) {
-		return `${s.file}: nothing to unfold: ${plan.folds === 0 ? "pi-fold folded nothing on its active branch" : `the ${plan.folds} folds on its active branch already read as their originals`}`;
+		return `${s.file}: nothing to unfold: ${plan.folds === 0 ? "pi-fold folded nothing on its active branch, and no commit of its was cut short" : `the ${plan.folds} folds on its active branch already read as their originals`}`;
 	}
 	const what =
 		`${plan.restored} entries of ${plan.folds} folds back to their originals (from ${s.store.root}, verified by SHA-256)` +
-		(plan.notices > 0 ? `, ${plan.notices} pi-fold notices out of the model's view` : "");
+		(plan.notices > 0 ? `, ${plan.notices} pi-fold notices out of the model's view` : "") +
+		(plan.cutShort > 0 ? `, ${plan.cutShort} entries a commit cut short had hidden shown again` : "");
 	return written
 		? `${s.file}: unfolded: ${what}; ${plan.edits.length} context edits appended, and pi-fold's records of ${plan.expands.length} expands. The session now reads the same without pi-fold.`
 		: `${s.file}: would unfold ${what} (${plan.edits.length} context edits, ${plan.expands.length} expand records); nothing written (--dry-run)`;

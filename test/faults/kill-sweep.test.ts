@@ -3,9 +3,10 @@
 // with SIGKILL after each line of its first commit batch in turn: every append point, not a
 // sample. After each kill the session is reopened with pi-fold and audited (an inconsistency is
 // reported exactly when the file holds edits without their commit record; the first request is
-// already provider-valid), then the work goes on to another commit with every request valid.
+// already provider-valid), then the work goes on to another commit with every request valid. And
+// the way out: `pi-fold unfold` on each killed file leaves one Pi alone sends validly.
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Message } from "@earendil-works/pi-ai";
@@ -14,8 +15,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../../bindings/node.ts";
 import { piEnv, removeTempDirs, tempDir } from "../../harness/pi-harness.ts";
 import { editedTargets, windowRepair } from "../../src/edits/reconcile.ts";
+import { readSessionFolds } from "../../src/replay/session-folds.ts";
+import { appendToSession, hasWork, planUnfold, unfoldEntries } from "../../src/replay/unfold-command.ts";
 import { rebuildLattice } from "../../src/session/rebuild.ts";
 import { RECORD_TYPE } from "../../src/vocabulary.ts";
+import { copySession } from "../helpers/replay-recordings.ts";
 import { pairingProblems } from "../helpers/requests.ts";
 import { auditFolds, foldedSession, invalidRequests, runWorkload } from "./fault-session.ts";
 
@@ -81,6 +85,8 @@ describe("kill -9 at every append of a commit batch", () => {
 	let whole: Line[];
 	let batch: ReturnType<typeof firstBatch>;
 	const kills: { k: number; file: string; lines: Line[] }[] = [];
+	/** Each killed session as the kill left it (the test that reopens them writes to the files). */
+	const untouched: { k: number; file: string; lines: Line[] }[] = [];
 
 	beforeAll(async () => {
 		whole = linesOf((await child()).file);
@@ -93,6 +99,7 @@ describe("kill -9 at every append of a commit batch", () => {
 			done.forEach(({ file, killed }, j) => {
 				expect(killed, `child for ${pair[j]} batch lines was killed`).toBe(true);
 				kills.push({ k: pair[j], file, lines: linesOf(file) });
+				untouched.push({ k: pair[j], file: copySession(file, "killed"), lines: linesOf(file) });
 			});
 		}
 	}, 300_000);
@@ -160,4 +167,25 @@ describe("kill -9 at every append of a commit batch", () => {
 		// The fault is real: from some of these files Pi alone would send a result whose call is hidden.
 		expect(invalidWithoutPiFold).toBeGreaterThan(0);
 	}, 300_000);
+
+	it("unfolded (the way out, pi-fold removed), every one is a session Pi alone sends validly", () => {
+		let cutShort = 0;
+		for (const { k, file, lines } of untouched) {
+			const at = `kill after ${k} batch lines`;
+			const session = readSessionFolds(file, core);
+			const plan = planUnfold(session);
+			// The edits of a commit the kill cut short (edits written, its commit record not) are undone
+			// with the rest (once the commit record is there, its folds' originals restore them).
+			if (lines.length > batch.edits[0] && lines.length <= batch.edits[1]) {
+				expect(plan.cutShort, at).toBeGreaterThan(0);
+				cutShort++;
+			}
+			const before = statSync(file);
+			if (hasWork(plan)) appendToSession(file, unfoldEntries(session, plan), before);
+			const messages = SessionManager.open(file).buildSessionProjection().messages as Message[];
+			expect(pairingProblems(messages), at).toEqual([]);
+			expect(JSON.stringify(messages).includes("[pi-fold "), at).toBe(false);
+		}
+		expect(cutShort).toBeGreaterThan(0);
+	});
 });
