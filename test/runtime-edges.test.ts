@@ -16,7 +16,8 @@ import {
 } from "../harness/workload.ts";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
-import { AUTOMATED_NOTICE_TAG } from "../src/vocabulary.ts";
+import { AUTOMATED_NOTICE_TAG, RECORD_TYPE } from "../src/vocabulary.ts";
+import { damageStored } from "./helpers/damage.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
 
@@ -32,7 +33,12 @@ async function edgeSession(opts: {
 	maxTokens?: number;
 	options?: PiFoldOptions;
 	settings?: Record<string, unknown>;
-}): Promise<{ h: TestSession; rt: () => FoldRuntime; pi: PiCompactions }> {
+}): Promise<{
+	h: TestSession;
+	rt: () => FoldRuntime;
+	pi: PiCompactions;
+	actions: () => ReturnType<PiFold["runtime"]["actions"]>;
+}> {
 	let fold: PiFold | undefined;
 	const pi: PiCompactions = { failed: [] };
 	const h = await makeSession({
@@ -57,7 +63,7 @@ async function edgeSession(opts: {
 		if (!r) throw new Error(`no runtime: ${fold?.runtime.reason()}`);
 		return r;
 	};
-	return { h, rt, pi };
+	return { h, rt, pi, actions: () => fold?.runtime.actions() };
 }
 
 const assistants = (h: TestSession) =>
@@ -194,6 +200,128 @@ describe("nothing lossless left and the next request would not fit", () => {
 			const told = ui.notes.filter((n) => n.message.includes("Pi's own compaction summarises"));
 			expect(told).toHaveLength(1);
 			expect(h.extensionErrors).toEqual([]);
+		} finally {
+			h.dispose();
+		}
+	}, 120_000);
+});
+
+describe("an extension after pi-fold that drops pi-fold's boundary entries", () => {
+	/** Loaded after pi-fold: at the first two boundaries holding a pi-fold commit, `how` undoes the batch. */
+	const dropper =
+		(how: "replace" | "refuse", dropped: number[]) =>
+		(api: ExtensionAPI): void => {
+			api.on("turn_end", (e) => {
+				const commits = e.entries.some(
+					(d) => d.type === "custom" && d.customType === RECORD_TYPE && (d.data as { op?: string }).op === "commit",
+				);
+				if (!commits || dropped.length >= 2) return undefined;
+				dropped.push(e.turnIndex);
+				// "refuse": one draft Pi cannot append (its target does not exist), so Pi drops the whole batch.
+				return {
+					entries:
+						how === "replace"
+							? []
+							: [...e.entries, { type: "context_edit", targetId: "no-such-entry", replacement: null }],
+				};
+			});
+		};
+
+	it.each(["replace", "refuse"] as const)(
+		"%s: status and the window agree at every request, and the marks fold later",
+		async (how) => {
+			const dropped: number[] = [];
+			const agree: boolean[] = [];
+			let fold: PiFold | undefined;
+			const WINDOW = 32_000;
+			const h = await makeSession({
+				cwd: WORKLOAD_ROOT,
+				persist: true,
+				contextWindow: WINDOW,
+				cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
+				extensions: [
+					(api) => {
+						fold = registerPiFold(api);
+					},
+					dropper(how, dropped),
+					// After pi-fold's own context handler: what pi-fold holds against what this request shows.
+					(api: ExtensionAPI) => {
+						api.on("context", (e) => {
+							const visible = fold?.runtime
+								.get()
+								?.lattice?.window()
+								.filter((w) => w.type === "fold").length;
+							const shown = e.messages.filter((m) => textOf(m as { content: unknown }).startsWith("[pi-fold f")).length;
+							agree.push(visible === shown);
+						});
+					},
+				],
+			});
+			try {
+				h.script(workloadSteps(40, { seed: 7, readLines: { min: 400, max: 2000 }, windowLimit: WINDOW }));
+				await h.session.prompt(WORKLOAD_PROMPT);
+				const rt = fold?.runtime.get();
+				if (!rt) throw new Error("no runtime");
+				expect(dropped).toHaveLength(2);
+				const status = rt.status();
+				// Each dropped proposal was reported, its commit forgotten; the marks folded at a later commit.
+				expect(status.problems.filter((p) => p.includes("were not appended"))).toHaveLength(2);
+				const records = h.session.sessionManager
+					.getBranch()
+					.filter(
+						(e) => e.type === "custom" && e.customType === RECORD_TYPE && (e.data as { op?: string }).op === "commit",
+					);
+				expect(status.commits.length).toBe(records.length);
+				expect(records.length).toBeGreaterThan(0);
+				// What pi-fold holds is what the session says: at every request, the folds it holds visible
+				// are the briefs the request shows.
+				expect(agree.length).toBe(h.captured.length);
+				expect(agree.every(Boolean)).toBe(true);
+				expect(status.rewrites.unattributed).toBe(0);
+				for (const c of h.captured) expect(pairingProblems(c.context.messages)).toEqual([]);
+			} finally {
+				h.dispose();
+			}
+		},
+		120_000,
+	);
+});
+
+describe("a record damaged in the store while the session runs", () => {
+	it("is found at the first read, written again from the session's own bytes, and said at once", async () => {
+		const { h, rt, actions } = await edgeSession({ window: 32_000 });
+		try {
+			h.script(workloadSteps(24, { seed: 7, readLines: { min: 400, max: 2000 }, windowLimit: 32_000 }));
+			await h.session.prompt(WORKLOAD_PROMPT);
+			const open = rt().view;
+			const root = open?.lattice.visibleRoots().find((id) => open.records.has(id));
+			if (!open || !root) throw new Error("no committed root");
+			const file = h.session.sessionManager.getSessionFile() as string;
+			damageStored(file, h.session.sessionManager.getSessionId(), "record", open.records.get(root) as string);
+			expect(
+				rt()
+					.status()
+					.problems.filter((p) => p.startsWith("store:")),
+			).toEqual([]);
+			const peek = actions()?.peek(root, { bytes: 1000 });
+			expect(peek?.ok, peek && !peek.ok ? peek.reason : "").toBe(true);
+			const said = rt()
+				.status()
+				.problems.filter((p) => p.startsWith("store:"));
+			// The store set the damaged copy aside; the fold's record was written again from the session.
+			expect(said.length).toBeGreaterThan(0);
+			for (const line of said) expect(line).toMatch(/\(repaired\)$/);
+			expect(
+				said.some(
+					(l) =>
+						l.includes(`fold ${root} could not be read back`) &&
+						l.includes("written again from the session's own bytes"),
+				),
+			).toBe(true);
+			// Every fold verifies again, and status says nothing needs action.
+			for (const id of open.lattice.visibleRoots()) expect(actions()?.peek(id, { bytes: 100 }).ok, id).toBe(true);
+			expect(rt().status().problemsOpen).toBe(0);
+			expect(rt().view?.damaged.has(root)).toBe(false);
 		} finally {
 			h.dispose();
 		}

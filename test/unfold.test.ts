@@ -10,12 +10,13 @@ import { fauxAssistantMessage, fauxText } from "@earendil-works/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { WORKLOAD_ROOT } from "../harness/workload.ts";
-import { registerPiFold } from "../src/index.ts";
+import { type PiFold, registerPiFold } from "../src/index.ts";
 import { FOLD_TOOL_NAME } from "../src/vocabulary.ts";
 import { type FileLine, fileEntries } from "./helpers/fixture-entries.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
-import { committedFolds, copySession, FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
+import { committedFolds, copySession, FOLD_BUDGET, FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
+import { pairingProblems } from "./helpers/requests.ts";
 
 const CLI = fileURLToPath(new URL("../src/cli/cli.ts", import.meta.url));
 const ENV = childEnv(piEnv());
@@ -102,6 +103,41 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		expect(again.stdout).toContain("nothing to unfold");
 		expect(readFileSync(file).equals(grown)).toBe(true);
 	}, 60_000);
+});
+
+describe("unfolded, then opened again with pi-fold still installed", () => {
+	it("the expands are the truth: nothing needs action, and the next prompt reaches the model", async () => {
+		const file = copySession(recorded, "unfold-reopen");
+		const r = await cli(["unfold", file]);
+		expect(r.code, r.stderr).toBe(0);
+		let fold: PiFold | undefined;
+		const h = await makeSession({
+			open: file,
+			sessionDir: dirname(file),
+			cwd: WORKLOAD_ROOT,
+			// Room for the whole unfolded session (one past the window would be Pi's compaction's to take).
+			contextWindow: 2 * FOLD_WINDOW,
+			extensions: [
+				(pi) => {
+					// Its defaults: the unfolded session fits the window (a providerInputBudget below it would hold).
+					fold = registerPiFold(pi);
+				},
+			],
+		});
+		try {
+			h.script([fauxAssistantMessage(fauxText("noted"))]);
+			await h.session.prompt("Where were we?");
+			expect(h.captured).toHaveLength(1);
+			const status = fold?.runtime.get()?.status();
+			expect(status?.fence.stopped, JSON.stringify(status?.fence)).toBe(0);
+			expect(status?.problemsOpen, JSON.stringify(status?.problems)).toBe(0);
+			// Every fold the records name is expanded: none is shown as a brief.
+			expect(JSON.stringify(h.captured[0].context.messages)).not.toContain("[pi-fold f");
+			expect(pairingProblems(h.captured[0].context.messages)).toEqual([]);
+		} finally {
+			h.dispose();
+		}
+	}, 120_000);
 });
 
 describe("/fold-leave: the way out, asked inside Pi", () => {

@@ -23,7 +23,7 @@ import type { Meter } from "../meter/meter.ts";
 import { type Occupancy, occupancyOf } from "../meter/occupancy.ts";
 import type { CompactionCounters } from "../operations/status.ts";
 import type { Open, SessionView } from "../session/open-session.ts";
-import type { RuntimeSettings } from "../vocabulary.ts";
+import type { ProblemState, RuntimeSettings } from "../vocabulary.ts";
 import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
 
 /** Problems-like lists kept for status (the newest). */
@@ -51,7 +51,7 @@ interface CompactionDeps {
 		occupancy: Occupancy,
 		pressed: boolean,
 	): Promise<{ ok: true } | { ok: false; reason?: string }>;
-	problem(where: string, reason: string): void;
+	problem(where: string, reason: string, state?: ProblemState): void;
 }
 
 /** pi-fold's answer to Pi's threshold compaction, and what to tell the person (once per session). */
@@ -111,9 +111,11 @@ export class Compaction {
 		}
 		this.#counters.thresholdPassed++;
 		const why = folded.reason ? ` (${folded.reason})` : "";
+		// Said, and handled (the session goes on): nothing for the person to do.
 		deps.problem(
 			"compaction",
 			`the next request (~${occupancy.tokens} tokens) would not fit the window and nothing was left to fold losslessly${why}: Pi's compaction ran`,
+			"repaired",
 		);
 		const first = this.#counters.thresholdPassed === 1;
 		return {

@@ -40,6 +40,7 @@ import { CommitTiming } from "./commit-timing.ts";
 import { Compaction, type ThresholdAnswer } from "./compaction.ts";
 import { EarlyFold } from "./early-fold.ts";
 import { ProblemLog } from "./problems.ts";
+import { Proposals } from "./proposals.ts";
 import { QuietTurns } from "./quiet-turn.ts";
 import { RequestWatch } from "./requests.ts";
 
@@ -63,6 +64,8 @@ export class FoldRuntime implements RuntimePort {
 	readonly #early: EarlyFold;
 	readonly #quiet: QuietTurns;
 	readonly #commitTiming: CommitTiming;
+	/** What the last turn boundary proposed: checked at the next sync against what Pi appended. */
+	readonly #proposals = new Proposals();
 	#commits: CommitLog[] = [];
 	/** The last calibrated estimate of the next request (at a turn boundary or a commit). */
 	#occupancy: Occupancy | null = null;
@@ -277,9 +280,28 @@ export class FoldRuntime implements RuntimePort {
 
 	/** Bring the lattice in step with the session (new entries appended, anything else rebuilt). */
 	sync(sm: SessionView): Open | undefined {
+		if (this.#dropped(sm)) return this.view;
 		const synced = this.#session.sync(sm);
 		if (synced.rebuilt) this.#opened(synced.open, sm);
 		return synced.open;
+	}
+
+	/**
+	 * Whether the last boundary's proposal never reached the session (checked once, at the first
+	 * sync or request after it): then it is reported, and everything is rebuilt from the session.
+	 */
+	#dropped(sm: SessionView): boolean {
+		const dropped = this.#proposals.check(sm);
+		if (!dropped) return false;
+		// The session is the truth: what Pi did not append did not happen.
+		this.problem(
+			"boundary",
+			`${dropped.missing} of the ${dropped.of} records pi-fold proposed at the last turn boundary were not appended (an extension after pi-fold replaced the boundary's entries, Pi refused them, or the disk was full)${dropped.commit ? ": its commit did not happen; the marks stay pending" : ""}; rebuilt from the session`,
+			"repaired",
+		);
+		if (dropped.commit) this.#commits.pop();
+		this.open(sm);
+		return true;
 	}
 
 	/** After a rebuild: the recorder starts a new baseline, and a window that drifted from the folds is repaired. */
@@ -290,6 +312,7 @@ export class FoldRuntime implements RuntimePort {
 
 	/** The `context` event: the request recorded and checked; what to send instead when a bridge shows on it. */
 	recordRequest(messages: readonly unknown[], sm: SessionView): unknown[] | undefined {
+		this.#dropped(sm);
 		return this.#requests.record(messages, sm);
 	}
 
@@ -315,6 +338,13 @@ export class FoldRuntime implements RuntimePort {
 
 	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget. */
 	async turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
+		const leaf = ctx.sessionManager.getLeafId();
+		const drafts = await this.#boundaryDrafts(e, ctx);
+		this.#proposals.propose(leaf, drafts);
+		return drafts;
+	}
+
+	async #boundaryDrafts(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
 		this.#quiet.atBoundary(e.message, ctx.model);
 		this.#lastTurn = e.turnIndex;
 		// A failed or stopped request: no commit after it (its receipt would end the run: print mode

@@ -10,7 +10,7 @@ import { type FoldStore, isStoreError } from "../store/index.ts";
 import { errorMessage, type Outcome, type ProblemState } from "../vocabulary.ts";
 import { type ContextEntries, textAt } from "./canonical.ts";
 import { entryText } from "./entry-text.ts";
-import { healLeaves } from "./heal.ts";
+import { healLeaves, healRecords } from "./heal.ts";
 import type { RecordIndex } from "./persist.ts";
 
 interface SourceLeaf {
@@ -55,7 +55,8 @@ function recordedIdOf(aliases: ReadonlyMap<FoldId, FoldId> | undefined, id: Fold
  */
 export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source: FoldSource }> {
 	const first = readOnce(input, id);
-	if (first.ok || first.leaf === undefined) return first.ok ? first : { ok: false, reason: first.reason };
+	if (first.ok) return first;
+	if (first.leaf === undefined) return healedRecords(input, id, first.reason);
 	// Each pass writes every leaf the session still holds, so a second failure is rare; bounded all the same.
 	let failed = first;
 	for (let pass = 0; pass < HEAL_PASSES && failed.leaf; pass++) {
@@ -69,6 +70,29 @@ export function readFoldSource(input: SourceInput, id: FoldId): Outcome<{ source
 		failed = again;
 	}
 	return damagedFold(input, id, failed.leaf?.fold ?? id, `${failed.reason}; not repaired`);
+}
+
+/**
+ * A committed fold whose store read failed short of a leaf (a record gone or damaged under it):
+ * its records written again from the session's own bytes and read again; when they cannot be, it
+ * is known damaged at once (status says so; nothing is consolidated over it).
+ */
+function healedRecords(input: SourceInput, id: FoldId, reason: string): Outcome<{ source: FoldSource }> {
+	const fold = input.lattice.get(id);
+	if (!fold || fold.state === "pending" || !input.records.has(id)) return { ok: false, reason };
+	const healed = healRecords(input, id);
+	if (!healed.ok || healed.records === 0) {
+		return damagedFold(
+			input,
+			id,
+			id,
+			`${reason}; not repaired: ${healed.ok ? "no record under it could be written again" : healed.reason}`,
+		);
+	}
+	const again = readOnce(input, id);
+	if (!again.ok) return damagedFold(input, id, id, `${reason}; not repaired: ${again.reason}`);
+	input.problem?.("store", `${reason}; written again from the session's own bytes`, "repaired");
+	return again;
 }
 
 /** Reads that heal a leaf and try again, at most. */

@@ -10,6 +10,7 @@ import type { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore } from "../store/index.ts";
 import { errorMessage } from "../vocabulary.ts";
 import { type ContextEntries, textAt } from "./canonical.ts";
+import { type RecordIndex, rewriteRecord } from "./persist.ts";
 
 interface HealInput {
 	lattice: FoldLattice;
@@ -64,4 +65,40 @@ export function leafDamage(store: FoldStore, leaves: readonly { hash: string; by
 	if (at < 0) return undefined;
 	const more = found.filter((why) => why !== undefined).length - 1;
 	return `leaf object ${leaves[at].hash} is ${found[at]}${more > 0 ? ` (and ${more} more)` : ""}`;
+}
+
+/**
+ * Write again every record under fold `id` (children first) the store cannot read, from the
+ * session's own bytes, each only where they make exactly the record the session names. The first
+ * that cannot be is the answer's reason, and nothing after it is tried.
+ */
+export function healRecords(
+	input: HealInput & { records: RecordIndex },
+	id: FoldId,
+): { ok: true; records: number } | { ok: false; reason: string } {
+	const { lattice, store, context, records } = input;
+	let written = 0;
+	const visit = (f: FoldId): string | undefined => {
+		for (const c of lattice.get(f)?.children ?? []) {
+			if (c.type !== "fold") continue;
+			const why = visit(c.id);
+			if (why) return why;
+		}
+		const hash = records.get(f);
+		if (hash === undefined) return undefined;
+		try {
+			store.readRecord(hash, { fold: f });
+			return undefined;
+		} catch {
+			// Its children's records are known; its own is the one to write.
+			const others = new Map(records);
+			others.delete(f);
+			const rewritten = rewriteRecord(lattice, store, context, f, others, hash);
+			if (!rewritten.ok) return `record of fold ${f}: ${rewritten.reason}`;
+			written++;
+			return undefined;
+		}
+	};
+	const why = visit(id);
+	return why ? { ok: false, reason: why } : { ok: true, records: written };
 }

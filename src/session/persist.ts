@@ -6,7 +6,7 @@ import type { FoldId, FoldRecord, HexHash, RecordChild } from "../fold-types.ts"
 import type { FoldLattice } from "../lattice/index.ts";
 import type { FoldStore, StoreBatch } from "../store/index.ts";
 import { errorMessage } from "../vocabulary.ts";
-import { type ContextEntries, textAt } from "./context-entries.ts";
+import { type ContextEntries, textAt } from "./canonical.ts";
 import type { CommittedFold } from "./journal.ts";
 
 /** Fold id -> the hash of its record in the store; grows as folds are written. */

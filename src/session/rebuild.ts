@@ -274,6 +274,14 @@ function replayBranch(
 	const problems: string[] = [];
 	const repaired: string[] = [];
 	let current: SessionEntry | undefined;
+	// A record from before Pi's latest compaction may name entries it summarised: expected, not a fault.
+	const compactionAt = branch.findLastIndex((e) => e.type === "compaction");
+	let beforeCompaction = false;
+	let summarised = 0;
+	const problem = (line: string) => {
+		if (beforeCompaction) summarised++;
+		else problems.push(line);
+	};
 	const replay: Replay = {
 		lattice,
 		context,
@@ -281,13 +289,12 @@ function replayBranch(
 		damaged: new Map(),
 		aliases: new Map(),
 		source: store,
-		note: (reason) => problems.push(`pi-fold record ${current?.id}: ${reason}`),
+		note: (reason) => problem(`pi-fold record ${current?.id}: ${reason}`),
 		repaired: (reason) => repaired.push(`pi-fold record ${current?.id}: ${reason}`),
 		heal: (into, id) => healLeaves({ lattice, context, store: into, core }, id),
 		aliasedRecords: [],
 	};
-	const report = (entry: SessionEntry, reason: string) =>
-		problems.push(`pi-fold record ${entry.id}: ${reason}; skipped`);
+	const report = (entry: SessionEntry, reason: string) => problem(`pi-fold record ${entry.id}: ${reason}; skipped`);
 	const one = (entry: SessionEntry, op: JournalOp) => {
 		current = entry;
 		const step = apply(replay, op);
@@ -312,8 +319,10 @@ function replayBranch(
 		for (const { entry, op } of marks) one(entry, op);
 		marks = [];
 	};
-	for (const entry of branch) {
+	for (const [i, entry] of branch.entries()) {
 		if (entry.type !== "custom" || entry.customType !== RECORD_TYPE) continue;
+		if (beforeCompaction !== i < compactionAt) flushMarks();
+		beforeCompaction = i < compactionAt;
 		const parsed = parseJournalOp(entry.data);
 		if (!parsed.ok) {
 			report(entry, parsed.reason);
@@ -327,6 +336,11 @@ function replayBranch(
 		one(entry, parsed.op);
 	}
 	flushMarks();
+	if (summarised > 0) {
+		repaired.push(
+			`${summarised} pi-fold records from before Pi's compaction name entries it summarised: those folds are no longer expandable in this session (their originals stay in the store: pi-fold peek)`,
+		);
+	}
 	const { records, damaged, aliases, aliasedRecords } = replay;
 	return { ok: true, lattice, context, records, problems, repaired, damaged, aliases, aliasedRecords };
 }
