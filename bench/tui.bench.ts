@@ -7,9 +7,10 @@
 // requests, the "Auto-compaction cancelled" lines Pi printed, and the cost at the model's own prices.
 // Flags: --window N --stages N --out-dir DIR. Writes bench/results/tui.json.
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { childEnv, PI_CLI } from "../harness/pi-cli.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { startPty } from "../harness/pty.ts";
 import { TUI_BENCH_MODEL, TUI_BENCH_PROVIDER } from "../harness/tui-bench-ext.ts";
@@ -21,7 +22,6 @@ import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { machineNotes } from "./lib/harness.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const PI_CLI = join(ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
 const EXTENSION = join(ROOT, "harness/tui-bench-ext.ts");
 const COST = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
 const ARMS = ["pi-fold", "native"] as const;
@@ -41,13 +41,6 @@ interface ArmResult {
 	cost: number;
 	peak: number;
 	wallMs: number;
-}
-
-/** This environment without npm's and Pi's own variables, isolated from ~/.pi, Node 22 first on PATH. */
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-	const env: NodeJS.ProcessEnv = {};
-	for (const [k, v] of Object.entries(process.env)) if (!/^(npm_|PI_)/i.test(k) && k !== "NODE_OPTIONS") env[k] = v;
-	return { ...env, ...piEnv(), PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}`, ...extra };
 }
 
 /** The one session file Pi wrote under `dir`. */
@@ -109,12 +102,13 @@ function fromSession(file: string): Omit<ArmResult, "arm" | "cancelledLines" | "
 async function runArm(arm: Arm, window: number, stages: number): Promise<ArmResult> {
 	const sessions = tempDir("tui-bench-sessions");
 	const done = join(tempDir("tui-bench"), "settled");
-	const env = childEnv({
+	const env = {
+		...childEnv(piEnv()),
 		PI_FOLD_TUI_ARM: arm,
 		PI_FOLD_TUI_WINDOW: String(window),
 		PI_FOLD_TUI_STAGES: String(stages),
 		PI_FOLD_TUI_DONE: done,
-	});
+	};
 	const args = [
 		process.execPath,
 		PI_CLI,

@@ -36,7 +36,7 @@ function whenItCommits(status: RuntimeStatus, a: { commitAt: number; landAt: num
 }
 
 /** What pi-fold did so far: its commits (and why the last one left the window full, when it did), and Pi's compaction. */
-function historyLines(status: RuntimeStatus, budget: number): string[] {
+function historyLines(status: RuntimeStatus): string[] {
 	const c = status.compaction;
 	const out = [`so far: ${plural(status.commits.length, "commit")}`];
 	const last = status.commits.at(-1);
@@ -67,7 +67,7 @@ function historyLines(status: RuntimeStatus, budget: number): string[] {
 		];
 		out.push(`  Pi asked to compact ${plural(asked, "time")}: pi-fold ${parts.join(", ")}`);
 	}
-	if (status.noticesShown > 0 && budget > 0) {
+	if (status.noticesShown > 0) {
 		out.push(`  receipts and notices in the window: ${status.noticesShown} (each leaves with the next commit)`);
 	}
 	return out;
@@ -136,7 +136,7 @@ export function runFoldStatus(handle: FoldHandle, ctx: ExtensionContext): Comman
 	const note = stagedNote(figure);
 	if (note) lines.push(note);
 
-	lines.push(...historyLines(status, a.budget));
+	lines.push(...historyLines(status));
 	const unattributed = status.rewrites.unattributed;
 	lines.push(
 		unattributed === 0

@@ -136,9 +136,10 @@ export function commitDrafts(folds: readonly FoldView[], context: DraftContext):
 }
 
 /**
- * pi-fold's own notices (receipts, the overflow and unbriefed notices) that `projection` still shows
- * and no draft of `drafts` touches, outside every fold (`raw`), hidden: each says what happened at one commit, and leaves the
- * window with the next, so they never pile up. The commit rewrites the window anyway.
+ * pi-fold's own notices (receipts, the overflow and unbriefed notices) that `projection` still
+ * shows, that no draft of `drafts` touches and no fold holds (`raw`), hidden: each says what one
+ * commit did and leaves the window with the next, so they never pile up. The commit rewrites the
+ * window anyway.
  */
 export function staleNoticeDrafts(
 	drafts: readonly ContextEditEntryDraft[],

@@ -24,36 +24,49 @@ export interface WorkingSetFit {
 	budget: number;
 }
 
+/** The working set: where it starts, how many tool batches it holds, and their tokens (with `fit`). */
+export interface WorkingSet {
+	start: number;
+	batches: number;
+	tokens: number;
+}
+
 /**
- * The first position of the working set among `entries` (entries.length when it is empty). A
- * batch is an assistant entry that opens tool calls; a user entry starts the chapter. With `fit`,
- * the set keeps at most WORKING_SET_SHARE of the budget, but never fewer than one batch (or the
- * chapter's opening when it has none).
+ * The working set among `entries` (start: entries.length when it is empty). A batch is an
+ * assistant entry that opens tool calls; a user entry starts the chapter. With `fit`, the set keeps
+ * at most WORKING_SET_SHARE of the budget, but never fewer than one batch (or the chapter's opening
+ * when it has none).
  */
+export function workingSet(
+	entries: ArrayLike<Pick<LatticeEntry, "role" | "toolCallIds">>,
+	batches: number,
+	fit?: WorkingSetFit,
+): WorkingSet {
+	if (batches <= 0) return { start: entries.length, batches: 0, tokens: 0 };
+	const limit = fit ? WORKING_SET_SHARE * fit.budget : Number.POSITIVE_INFINITY;
+	let tokens = 0;
+	/** The set as far as it was taken: the newest batches that fit. */
+	let kept: WorkingSet = { start: entries.length, batches: 0, tokens: 0 };
+	for (let p = entries.length - 1; p >= 0; p--) {
+		const e = entries[p];
+		if (fit) tokens += fit.tokensAt(p);
+		const opens = e.role === "assistant" && (e.toolCallIds?.length ?? 0) > 0;
+		if (e.role !== "user" && !opens) continue;
+		// One more batch (or the chapter's start) would be taken here: not when it passes the share,
+		// unless nothing was taken yet (the batch in progress stays whatever its size).
+		if (kept.batches > 0 && tokens > limit) return kept;
+		if (e.role === "user") return { start: p, batches: kept.batches, tokens };
+		kept = { start: p, batches: kept.batches + 1, tokens };
+		if (kept.batches >= batches) return kept;
+	}
+	return kept.batches > 0 && tokens > limit ? kept : { start: 0, batches: kept.batches, tokens };
+}
+
+/** The first position of the working set (see workingSet). */
 export function workingSetStart(
 	entries: ArrayLike<Pick<LatticeEntry, "role" | "toolCallIds">>,
 	batches: number,
 	fit?: WorkingSetFit,
 ): number {
-	if (batches <= 0) return entries.length;
-	const limit = fit ? WORKING_SET_SHARE * fit.budget : Number.POSITIVE_INFINITY;
-	let seen = 0;
-	let tokens = 0;
-	/** The start of the working set as far as it was taken (the newest batches that fit). */
-	let kept = entries.length;
-	for (let p = entries.length - 1; p >= 0; p--) {
-		const e = entries[p];
-		if (fit) tokens += fit.tokensAt(p);
-		const opens = e.role === "assistant" && (e.toolCallIds?.length ?? 0) > 0;
-		if (e.role === "user" || opens) {
-			// One more batch (or the chapter's start) would be taken here: not when it passes the share,
-			// unless nothing was taken yet (the batch in progress stays whatever its size).
-			if (seen > 0 && tokens > limit) return kept;
-			if (e.role === "user") return p;
-			kept = p;
-			seen++;
-			if (seen >= batches) return p;
-		}
-	}
-	return seen > 0 && tokens > limit ? kept : 0;
+	return workingSet(entries, batches, fit).start;
 }

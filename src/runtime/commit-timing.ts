@@ -9,7 +9,7 @@ import { cacheTtlSeconds } from "../meter/request-pace.ts";
 import type { PolicyStatus } from "../operations/status.ts";
 import { commitPolicy, type PolicyOutcome, type WeighedMark } from "../policy/commit-policy.ts";
 import { cacheRates } from "../policy/cost-model.ts";
-import { type WorkingSetFit, workingSetStart } from "../policy/working-set.ts";
+import { type WorkingSet, type WorkingSetFit, workingSet } from "../policy/working-set.ts";
 import type { Open } from "../session/open-session.ts";
 import type { FoldId, RuntimeSettings } from "../vocabulary.ts";
 import type { PlanRequest } from "./commit.ts";
@@ -24,9 +24,8 @@ export class CommitTiming {
 	#due = false;
 	/** Why the last decision held a commit back, if it did. */
 	#held: string | undefined;
-	/** The raw working set as the last decision measured it, and where it starts. */
-	#workingSet: PolicyStatus["workingSet"];
-	#workingSetStart = 0;
+	/** The raw working set as the last decision measured it. */
+	#workingSet: WorkingSet | undefined;
 	#coldCommits = 0;
 	/** Idle cache refreshes pi-fold told Pi to skip: the next request rewrites that prefix anyway. */
 	#warmingStopped = 0;
@@ -106,7 +105,8 @@ export class CommitTiming {
 		}
 		const freed = out.cost?.freed ?? 0;
 		const minFreed = Math.ceil(this.#settings.thresholds.minFoldChars / 4);
-		return freed >= minFreed ? { ...out, need: freed, eligibleEnd: this.#workingSetStart } : out;
+		const start = this.#workingSet?.start;
+		return freed >= minFreed && start !== undefined ? { ...out, need: freed, eligibleEnd: start } : out;
 	}
 
 	/**
@@ -135,17 +135,15 @@ export class CommitTiming {
 		const rates = this.#settings.bandFixed ? undefined : cacheRates(model?.cost);
 		const cache = this.#meter.pace.cache(cacheTtlSeconds(model));
 		const budget = this.#meter.budget(model);
-		const fit = this.#fit(open, model, occupancy.budget);
-		const start = workingSetStart(open.context.entries, batches, fit);
-		this.#workingSet = this.#measureWorkingSet(open, start, fit);
-		this.#workingSetStart = start;
+		const set = workingSet(open.context.entries, batches, this.#fit(open, model, occupancy.budget));
+		this.#workingSet = set;
 		const out = commitPolicy({
 			thresholds,
 			rates,
 			cache: cache.state,
 			occupancy,
 			marks: rates ? this.#weigh(open, model) : [],
-			workingSetStart: start,
+			workingSetStart: set.start,
 			growth: this.#meter.pace.growth,
 			// A price tier charges a whole request more past it: no commit waits there.
 			...(budget.ok ? { holdLimit: budget.limit === "price tier" ? budget.budget : budget.sendLimit } : {}),
@@ -160,18 +158,6 @@ export class CommitTiming {
 		const { entryTokens } = this.#meter;
 		const sources = open.context.sources;
 		return { budget, tokensAt: (p) => entryTokens.of([sources[p]])[0] * ratio };
-	}
-
-	/** The raw working set now, for status: how many tool batches, and what they take of the window. */
-	#measureWorkingSet(open: Open, start: number, fit: WorkingSetFit): PolicyStatus["workingSet"] {
-		const entries = open.context.entries;
-		let tokens = 0;
-		let batches = 0;
-		for (let p = start; p < entries.length; p++) {
-			tokens += fit.tokensAt(p);
-			if (entries[p].role === "assistant" && (entries[p].toolCallIds?.length ?? 0) > 0) batches++;
-		}
-		return { batches, tokens: Math.round(tokens) };
 	}
 
 	/**
@@ -226,7 +212,9 @@ export class CommitTiming {
 			coldCommits: this.#coldCommits,
 			warmingStopped: this.#warmingStopped,
 			...(this.#held ? { held: this.#held } : {}),
-			...(this.#workingSet ? { workingSet: this.#workingSet } : {}),
+			...(this.#workingSet
+				? { workingSet: { batches: this.#workingSet.batches, tokens: Math.round(this.#workingSet.tokens) } }
+				: {}),
 		};
 	}
 }

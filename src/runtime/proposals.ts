@@ -8,24 +8,28 @@ import type { SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import { entriesSince, type SessionWalk } from "../session/entries-since.ts";
 import { RECORD_TYPE } from "../vocabulary.ts";
 
-const recordsOf = (entries: readonly { type: string; customType?: string; data?: unknown }[]) =>
-	entries.flatMap((e) => (e.type === "custom" && e.customType === RECORD_TYPE ? [JSON.stringify(e.data)] : []));
+type Recordish = { type: string; customType?: string; data?: unknown };
+
+/** pi-fold's records among `entries` (drafts or session entries). */
+const ownRecords = (entries: readonly Recordish[]) =>
+	entries.filter((e) => e.type === "custom" && e.customType === RECORD_TYPE);
 
 export class Proposals {
 	#pending: { leafId: string; records: string[]; commit: boolean } | undefined;
 
 	/** A boundary at session leaf `leafId` returned `drafts` (its records are what must appear). */
 	propose(leafId: string | null, drafts: readonly SessionBoundaryDraft[]): void {
-		const records = recordsOf(drafts as { type: string; customType?: string; data?: unknown }[]);
-		const commit = records.some((r) => (JSON.parse(r) as { op?: unknown }).op === "commit");
+		const own = ownRecords(drafts as readonly Recordish[]);
+		const commit = own.some((d) => (d.data as { op?: unknown } | undefined)?.op === "commit");
+		const records = own.map((d) => JSON.stringify(d.data));
 		this.#pending = leafId !== null && records.length > 0 ? { leafId, records, commit } : undefined;
 	}
 
 	/**
 	 * Whether the last proposal reached the session: undefined when it did (or cannot be told: the
-	 * session moved elsewhere, which rebuilds anyway), else how many of its records are missing.
+	 * session moved elsewhere, which rebuilds anyway), else whether it held a commit, and what to say.
 	 */
-	check(sm: SessionWalk): { missing: number; of: number; commit: boolean } | undefined {
+	check(sm: SessionWalk): { commit: boolean; message: string } | undefined {
 		const p = this.#pending;
 		if (!p) return undefined;
 		// Asked only after the boundary returned: Pi appends its entries before anything else runs, so a
@@ -33,8 +37,15 @@ export class Proposals {
 		const added = entriesSince(sm, p.leafId);
 		this.#pending = undefined;
 		if (!added) return undefined;
-		const found = new Set(recordsOf(added as { type: string; customType?: string; data?: unknown }[]));
+		const found = new Set(ownRecords(added as readonly Recordish[]).map((e) => JSON.stringify(e.data)));
 		const missing = p.records.filter((r) => !found.has(r)).length;
-		return missing > 0 ? { missing, of: p.records.length, commit: p.commit } : undefined;
+		if (missing === 0) return undefined;
+		return {
+			commit: p.commit,
+			message:
+				`${missing} of the ${p.records.length} records pi-fold proposed at the last turn boundary were not appended ` +
+				"(an extension after pi-fold replaced the boundary's entries, Pi refused them, or the disk was full)" +
+				`${p.commit ? ": its commit did not happen; the marks stay pending" : ""}; rebuilt from the session`,
+		};
 	}
 }

@@ -7,7 +7,6 @@
 import type {
 	AgentBeforeSettleEvent,
 	BoundaryResult,
-	ContextEditEntryDraft,
 	ExtensionContext,
 	SessionBeforeCompactEvent,
 	SessionBeforeCompactResult,
@@ -26,16 +25,13 @@ import { HandlerTiming } from "../meter/timing.ts";
 import { type CommitLog, type RuntimeStatus, sessionStatus } from "../operations/status.ts";
 import type { RuntimePort } from "../operations/view.ts";
 import { stagedLattice } from "../policy/staging.ts";
-import { hiddenNotices } from "../session/canonical.ts";
-import { callsOpenedBy } from "../session/context-entries.ts";
-import { recordDraft } from "../session/journal.ts";
-import { noticeIn, type Open, OpenSession, type SessionView } from "../session/open-session.ts";
+import { type Open, OpenSession, type SessionView } from "../session/open-session.ts";
 import { LeafPrewriter } from "../session/prewrite.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
 import type { FoldStore } from "../store/index.ts";
 import type { FoldId, Outcome, ProblemState, RuntimeSettings } from "../vocabulary.ts";
 import { Boundary } from "./boundary.ts";
-import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
+import type { CommitBatch, CommitDeps } from "./commit.ts";
 import { CommitTiming } from "./commit-timing.ts";
 import { Compaction, type ThresholdAnswer } from "./compaction.ts";
 import { EarlyFold } from "./early-fold.ts";
@@ -43,6 +39,7 @@ import { ProblemLog } from "./problems.ts";
 import { Proposals } from "./proposals.ts";
 import { QuietTurns } from "./quiet-turn.ts";
 import { RequestWatch } from "./requests.ts";
+import { TurnBoundary } from "./turn-boundary.ts";
 
 export class FoldRuntime implements RuntimePort {
 	readonly #core: PiFoldCore;
@@ -63,6 +60,7 @@ export class FoldRuntime implements RuntimePort {
 	readonly #boundary: Boundary;
 	readonly #early: EarlyFold;
 	readonly #quiet: QuietTurns;
+	readonly #turnBoundary: TurnBoundary;
 	readonly #commitTiming: CommitTiming;
 	/** What the last turn boundary proposed: checked at the next sync against what Pi appended. */
 	readonly #proposals = new Proposals();
@@ -120,6 +118,18 @@ export class FoldRuntime implements RuntimePort {
 		});
 		const [boundary, requests, compaction, session] = [this.#boundary, this.#requests, this.#compaction, this.#session];
 		this.#quiet = new QuietTurns({ ...parts, boundary, requests, compaction, session, append });
+		this.#turnBoundary = new TurnBoundary({
+			...parts,
+			boundary,
+			session,
+			quiet: this.#quiet,
+			proposals: this.#proposals,
+			budget: (model) => this.budget(model),
+			apply: (batch, announce) => this.#apply(batch, announce),
+			turnStarted: (turn) => {
+				this.#lastTurn = turn;
+			},
+		});
 	}
 
 	// ---- the read-only view ----
@@ -294,11 +304,7 @@ export class FoldRuntime implements RuntimePort {
 		const dropped = this.#proposals.check(sm);
 		if (!dropped) return false;
 		// The session is the truth: what Pi did not append did not happen.
-		this.problem(
-			"boundary",
-			`${dropped.missing} of the ${dropped.of} records pi-fold proposed at the last turn boundary were not appended (an extension after pi-fold replaced the boundary's entries, Pi refused them, or the disk was full)${dropped.commit ? ": its commit did not happen; the marks stay pending" : ""}; rebuilt from the session`,
-			"repaired",
-		);
+		this.problem("boundary", dropped.message, "repaired");
 		if (dropped.commit) this.#commits.pop();
 		this.open(sm);
 		return true;
@@ -321,12 +327,12 @@ export class FoldRuntime implements RuntimePort {
 		return this.#requests.observe(messages, ctx);
 	}
 
-	/** A fold before the next request: a model switch (model_select), a prompt's first request (agent_start, context). */
 	/** When commits pay, and what Pi's idle cache refreshes are worth. */
 	get timing(): Pick<CommitTiming, "warming"> {
 		return this.#commitTiming;
 	}
 
+	/** A fold before the next request: a model switch (model_select), a prompt's first request (agent_start, context). */
 	get early(): Pick<EarlyFold, "modelSelected" | "promptStarted" | "beforeRequest"> {
 		return this.#early;
 	}
@@ -336,68 +342,9 @@ export class FoldRuntime implements RuntimePort {
 		return this.#quiet;
 	}
 
-	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget. */
-	async turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
-		const leaf = ctx.sessionManager.getLeafId();
-		const drafts = await this.#boundaryDrafts(e, ctx);
-		this.#proposals.propose(leaf, drafts);
-		return drafts;
-	}
-
-	async #boundaryDrafts(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
-		this.#quiet.atBoundary(e.message, ctx.model);
-		this.#lastTurn = e.turnIndex;
-		// A failed or stopped request: no commit after it (its receipt would end the run: print mode
-		// prints the run's last message, and would print nothing). The next prompt's first request
-		// folds first when it must.
-		const failed =
-			e.message.role === "assistant" && (e.message.stopReason === "error" || e.message.stopReason === "aborted");
-		this.#boundary.ingestEvidence(e.toolResults, ctx.sessionManager);
-		const open = this.sync(ctx.sessionManager);
-		if (!open) return [];
-		this.#session.unmeasured(undefined); // measured again below, from this boundary's preview
-		// A fold a request already showed (the bridge) commits here as it was planned: new marks wait
-		// for the next boundary, since a mark cut now could cover roots the shown consolidation took.
-		const before = this.#boundary.edits(open, e, !(this.foldRequested && this.#bridge.shown));
-		const { repair, projection } = before;
-		const out = before.drafts;
-		// A failed request carries no usage to aim by; an overflow is recovered at session_before_compact.
-		if (failed) return out;
-		const budget = this.budget(ctx.model);
-		if (!budget.ok) return out;
-		const shown = repair.drafts.length > 0 ? projection.flatMap((pe) => pe.messages) : e.context.contextMessages;
-		const occupancy = this.#meter.occupancy([...shown, ...e.context.pendingMessages], ctx.model, budget.budget);
-		this.#occupancy = occupancy;
-		// Past the budget, whatever the model has seen may fold, however small: cut it now (free).
-		if (occupancy.tokens > budget.budget && !this.foldRequested)
-			out.push(...this.#boundary.markFrontier(open, e.messageEntryId, true).map(recordDraft));
-		// One rewrite per boundary: staged edits (or a repair no request has shown yet) already
-		// rewrite this one; a commit waits for the next.
-		if (before.edited || (repair.drafts.length > 0 && !repair.shown)) return out;
-		const fold = this.#staged.takeFold();
-		const bridge = this.#bridge.take();
-		const request = this.#commitTiming.request(open, occupancy, ctx.model, e.turnIndex, projection, fold);
-		if (!request) return out;
-		const planned = await planBatch(this.#commitDeps(), open, request);
-		if (!planned.ok) {
-			this.problem(commitWhere(request.reason, this.#lastTurn), planned.reason);
-			if (bridge?.shown) this.problem("fold", "a /fold shown through the context event could not be committed");
-			return out;
-		}
-		const batch = commitBatch(this.#commitDeps(), open, planned, {
-			...request,
-			occupancy,
-			pending: e.context.pendingMessages,
-			// A turn whose answer calls no tool ends the run: print mode prints the run's last message.
-			quiet: callsOpenedBy(e.message).length === 0,
-		});
-		// A /fold already shown on the request (the bridge): that request was the attributed rewrite.
-		if (bridge?.shown) {
-			const same = bridge.matches(batch.drafts);
-			if (!same.ok) this.problem("fold", `the committed /fold differs from the one shown: ${same.reason}`);
-		}
-		this.#apply(batch, bridge?.shown !== true);
-		return [...out, ...batch.drafts];
+	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget (turn-boundary.ts). */
+	turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
+		return this.#turnBoundary.turnEnd(e, ctx);
 	}
 
 	#commitDeps(): CommitDeps {
@@ -414,13 +361,7 @@ export class FoldRuntime implements RuntimePort {
 
 	/** Swap a commit in; `announce` false when a request already showed it (a /fold bridge). */
 	#apply(batch: CommitBatch, announce: boolean): void {
-		this.#session.changeWindow(batch.plan.lattice, batch.plan.records);
-		// The notices it hides are hidden from now on (the session says so too, once Pi appends the batch).
-		const open = this.view;
-		if (open) {
-			const edits = batch.drafts.filter((d): d is ContextEditEntryDraft => d.type === "context_edit");
-			open.context.hidden = hiddenNotices(edits, noticeIn(open.context, open.lattice), open.context.hidden);
-		}
+		this.#session.changeWindow(batch.plan.lattice, batch.plan.records, batch.drafts);
 		if (announce)
 			this.#recorder.announce(
 				batch.log.reason === "threshold" || batch.log.reason === "cost" ? "commit" : batch.log.reason,

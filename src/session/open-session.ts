@@ -2,7 +2,7 @@
 // entries, the fold store beside the session file, and what this process learnt about the session
 // (folds known damaged, marks that could not be stored, spans withdrawn from folding). Rebuilt from
 // the session's own records on open; between rebuilds it only grows at its end.
-import type { ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext, SessionBoundaryDraft, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 import { FoldStore } from "../store/index.ts";
@@ -37,7 +37,7 @@ export interface Open {
 }
 
 /** Whether the context entry with this id is one of pi-fold's own notices. */
-export function noticeIn(context: ContextEntries, lattice: FoldLattice): (id: string) => boolean {
+function noticeIn(context: ContextEntries, lattice: FoldLattice): (id: string) => boolean {
 	return (id) => {
 		const p = lattice.position(id);
 		return p !== undefined && isPiFoldNotice(context.sources[p]);
@@ -185,13 +185,17 @@ export class OpenSession {
 
 	/**
 	 * Put `next` in place of the open lattice, a window of its own (a commit, with the records it
-	 * wrote; staged expands and refolds): the only other place the open session's lattice changes.
+	 * wrote and its drafts; staged expands and refolds): the only other place the open session's
+	 * lattice changes. The notices a commit's drafts hide are hidden from now on (the session says
+	 * so too, once Pi appends them).
 	 */
-	changeWindow(next: FoldLattice, records?: RecordIndex): void {
+	changeWindow(next: FoldLattice, records?: RecordIndex, drafts?: readonly SessionBoundaryDraft[]): void {
 		const open = this.#open;
 		if (!open) return;
 		open.lattice = next;
 		if (records) open.records = records;
+		const edits = drafts?.filter((d) => d.type === "context_edit") ?? [];
+		if (edits.length > 0) open.context.hidden = hiddenNotices(edits, noticeIn(open.context, next), open.context.hidden);
 	}
 
 	/** What the last measurement missed (see #unmeasured); `undefined`: measured again, nothing missed. */
