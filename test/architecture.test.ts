@@ -131,3 +131,37 @@ describe("who registers Pi handlers", () => {
 		expect(calling.sort()).toEqual(ALLOWED);
 	});
 });
+
+describe("who changes the open session's lattice", () => {
+	// docs/ARCHITECTURE.md: the open session is a reduction of Pi's session, and its sync is the one
+	// writer of the lattice. Handlers plan on a working copy (OpenSession.workingCopy, named `work`
+	// wherever it is changed) and propose; nothing else sets or changes the open lattice in place.
+	const MUTATORS =
+		"mark|markMany|brief|setDeterministicBrief|unmark|reboundary|pin|unpin|commit|expand|refold|consolidate|extend";
+	const REDUCTION = "src/session/open-session.ts";
+	const outsideLattice = () => files("src").filter((f) => !f.startsWith("src/lattice/"));
+	const hits = (pattern: RegExp) =>
+		outsideLattice().flatMap((f) =>
+			readFileSync(join(ROOT, f), "utf8")
+				.split("\n")
+				.flatMap((line, i) => (pattern.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])),
+		);
+
+	it("only the reduction sets a lattice that is not a working copy's", () => {
+		const set = hits(/[\w)\]]\.lattice\s*=(?!=)/).filter((h) => !/\bwork\.lattice\s*=/.test(h));
+		const where = new Set(set.map((h) => h.split(":")[0]));
+		expect([...where]).toEqual([REDUCTION]);
+		// In it, only the sync's adoption of a proposal (the rebuild makes a new open session whole).
+		expect(set.filter((h) => /\bopen\.lattice\s*=/.test(h))).toHaveLength(1);
+	});
+
+	it("nothing outside the reduction calls a changing lattice method on a session's lattice", () => {
+		const called = hits(new RegExp(`\\.lattice\\.(${MUTATORS})\\(`)).filter((h) => !h.startsWith(REDUCTION));
+		expect(called).toEqual([]);
+		expect(hits(new RegExp(`\\.lattice\\.(${MUTATORS})\\(`)).length).toBeGreaterThan(0);
+	});
+
+	it("no way around sync: no setter of the open lattice besides it", () => {
+		expect(hits(/\b(replaceLattice|changeWindow)\b|\.adopt\(/)).toEqual([]);
+	});
+});

@@ -326,4 +326,67 @@ describe("a record damaged in the store while the session runs", () => {
 			h.dispose();
 		}
 	}, 120_000);
+
+	it("is checked before a consolidation names it: written again first, said, and every fold verifies", async () => {
+		let fold: PiFold | undefined;
+		const damaged = new Map<string, string>();
+		const WINDOW = 32_000;
+		const h = await makeSession({
+			cwd: WORKLOAD_ROOT,
+			persist: true,
+			contextWindow: WINDOW,
+			cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
+			extensions: [
+				(api) => {
+					fold = registerPiFold(api);
+				},
+				// Halfway: every standing root's record damaged in the store, none of them read.
+				(api: ExtensionAPI) => {
+					api.on("turn_start", (e, ctx) => {
+						const open = fold?.runtime.get()?.view;
+						if (e.turnIndex !== 24 || !open) return;
+						for (const id of open.lattice.visibleRoots()) {
+							const hash = open.records.get(id);
+							if (!hash) continue;
+							damaged.set(id, hash);
+							damageStored(
+								ctx.sessionManager.getSessionFile() as string,
+								ctx.sessionManager.getSessionId(),
+								"record",
+								hash,
+							);
+						}
+					});
+				},
+			],
+		});
+		try {
+			h.script(workloadSteps(56, { seed: 7, readLines: { min: 400, max: 2000 }, windowLimit: WINDOW }));
+			await h.session.prompt(WORKLOAD_PROMPT);
+			const rt = fold?.runtime.get();
+			const after = rt?.view;
+			if (!rt || !after) throw new Error("no runtime");
+			expect(damaged.size).toBeGreaterThan(0);
+			// Consolidations took damaged roots: each one taken was written again first, and said so.
+			const taken = [...damaged.keys()].filter((id) => typeof after.lattice.get(id)?.parent === "string");
+			expect(taken.length).toBeGreaterThan(0);
+			const said = rt
+				.status()
+				.problems.filter((p) => p.includes("could not be read back; written again from the session's own bytes"));
+			for (const id of taken)
+				expect(
+					said.some((l) => l.includes(`fold ${id} `)),
+					id,
+				).toBe(true);
+			// Nothing was built over an unreadable fold: every fold of the lattice reads back and verifies.
+			const actions = fold?.runtime.actions();
+			for (const f of after.lattice.folds().filter((x) => x.state !== "pending")) {
+				const peek = actions?.peek(f.id, { bytes: 100 });
+				expect(peek?.ok, `${f.id}: ${peek && !peek.ok ? peek.reason : ""}`).toBe(true);
+			}
+			expect(rt.status().problemsOpen).toBe(0);
+		} finally {
+			h.dispose();
+		}
+	}, 180_000);
 });

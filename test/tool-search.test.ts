@@ -23,7 +23,7 @@ import { FOLD_TEXTS_MAX_BYTES, FoldTexts } from "../src/search/fold-texts.ts";
 import { checkQuery, type SearchAnswer, searchFolds } from "../src/search/search.ts";
 import { FoldStore } from "../src/store/index.ts";
 import { TREE_PAGE } from "../src/tool/status.ts";
-import { SEARCH_MAX_LIMIT } from "../src/vocabulary.ts";
+import { RECORD_TYPE, SEARCH_MAX_LIMIT } from "../src/vocabulary.ts";
 import { editTimestamp } from "./faults/fault-session.ts";
 import {
 	call,
@@ -248,19 +248,29 @@ describe("search on a real session", () => {
 	it("standing folds under a pending mark (a mark that took committed roots): every match listed, peek lands on it", () => {
 		const file = agent.h.session.sessionManager.getSessionFile();
 		if (!file) throw new Error("no session file");
+		// A copy of the session and its store: the mark is appended to it, the live one stays intact.
+		const from = join(file, "..");
+		const dir = tempDir("search-under-mark");
+		cpSync(from, dir, { recursive: true });
+		const sm = SessionManager.open(join(dir, relative(from, file)));
 		const parsed = parseOptions({});
 		if (!parsed.ok) throw new Error(parsed.problems.join("; "));
 		const rt = new FoldRuntime(nodeCore(), parsed.settings);
-		rt.open(SessionManager.open(file) as never);
+		rt.open(sm as never);
 		const l = rt.lattice;
 		if (!l) throw new Error("not opened");
-		// One mark over the first two visible roots, committed folds with planted values inside.
+		// One mark over the first two visible roots, committed folds with planted values inside: its
+		// record appended to the session, and the lattice takes it when the runtime reads it back.
 		const roots = l.rootSpans().filter((r) => r.state === "committed");
 		const [first, second] = [roots[0], roots[1]];
-		const marked = l.clone();
-		const m = marked.markMany([{ from: l.entryAt(first.start).id, to: l.entryAt(second.end - 1).id, kind: "chapter" }]);
-		if (!m.ok) throw new Error(m.reason);
-		rt.adopt(marked);
+		const span = { from: l.entryAt(first.start).id, to: l.entryAt(second.end - 1).id, kind: "chapter" as const };
+		const trial = l.clone().markMany([span]);
+		if (!trial.ok) throw new Error(trial.reason);
+		sm.appendCustomEntry(RECORD_TYPE, { v: 1, op: "mark", id: trial.ids[0], ...span });
+		rt.sync(sm as never);
+		const marked = rt.lattice;
+		expect(marked?.get(trial.ids[0])?.state).toBe("pending");
+		if (!marked) throw new Error("not open");
 		const inside = values.filter((v) => {
 			const p = marked.position(plantedEntry(v.stage)) ?? -1;
 			return p >= first.start && p < second.end;

@@ -119,23 +119,20 @@ describe("the window composition of a real session, and the bar drawn from it", 
 			});
 		};
 		const observer = (pi: ExtensionAPI) => {
-			// Loaded after pi-fold, so its handlers run after pi-fold's. A turn that needed pi-fold's
-			// boundary is seen at turn_end (the commit's edits are in Pi's preview); any other turn ends
-			// quietly in pi-fold's next turn_start (or agent_end), and is seen right after it.
+			// Loaded after pi-fold, so its handlers run after pi-fold's. Every turn is seen where pi-fold
+			// has read the turn's end back: at the next turn_start (or agent_end), after a boundary's batch
+			// is in the session (a commit's edits and receipt included), or after a quiet end.
 			let turn = -1;
-			pi.on("turn_end", (e, ctx) => {
+			pi.on("turn_end", (e) => {
 				turn = e.turnIndex;
-				if (!piFoldTurns.has(e.turnIndex)) return;
-				observe(e.turnIndex, ctx, e.context.contextEntries);
-				turn = -1;
 			});
-			const quiet = (_e: unknown, ctx: ExtensionContext) => {
+			const seen = (_e: unknown, ctx: ExtensionContext) => {
 				if (turn < 0) return;
 				observe(turn, ctx, ctx.sessionManager.buildSessionProjection().entries);
 				turn = -1;
 			};
-			pi.on("turn_start", quiet);
-			pi.on("agent_end", quiet);
+			pi.on("turn_start", seen);
+			pi.on("agent_end", seen);
 		};
 		h = await makeSession({
 			cwd: WORKLOAD_ROOT,
@@ -188,7 +185,7 @@ describe("the window composition of a real session, and the bar drawn from it", 
 			const c = b.composition;
 			const sum = PART_NAMES.reduce((n, name) => n + c.parts[name], 0);
 			expect(sum, `turn ${b.turn}`).toBe(c.total);
-			// The lattice's window is Pi's projection (the commit's edits included: Pi previews them),
+			// The lattice's window is Pi's projection (the commit's edits included: Pi appended them),
 			// each item estimated as the message Pi projects for it: equal, not close.
 			expect(c.total, `turn ${b.turn}`).toBe(b.preview);
 			expect(c.budget).toBe(BUDGET);

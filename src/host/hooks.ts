@@ -255,8 +255,13 @@ function onTurns(
 		guard.run("message_end", (rt) => rt.turns.messageEnded(e.message, ctx.model));
 		listener.update(ctx);
 	});
+	// The last boundary's batch is in the session by now: read back first, so the fold bar shows it.
 	const quietEnd = (where: string) => (_e: unknown, ctx: ExtensionContext) => {
-		if (guard.run(where, (rt) => rt.turns.end(ctx))) runListeners(guard, afterTurnEnd, ctx);
+		const changed = guard.run(where, (rt) => {
+			const readBack = rt.readBack(ctx.sessionManager);
+			return rt.turns.end(ctx) || readBack;
+		});
+		if (changed) runListeners(guard, afterTurnEnd, ctx);
 		listener.update(ctx);
 	};
 	pi.on("turn_start", quietEnd("turn_start"));

@@ -102,8 +102,9 @@ export class FoldActions {
 	}
 
 	/**
-	 * Run an op that leaves the window as it is: on a copy, then (only if whole) record it durably
-	 * and swap the copy in. With window edits staged, the op must also hold after them.
+	 * Run an op that leaves the window as it is: on a copy, then (only if whole) append its records,
+	 * which the open session takes as it reads them back. With window edits staged, the op must also
+	 * hold after them.
 	 */
 	#durable<T extends object>(op: JournalOp | readonly JournalOp[], run: (work: FoldLattice) => Outcome<T>): Outcome<T> {
 		const o = openOf(this.#rt);
@@ -117,8 +118,7 @@ export class FoldActions {
 			if (!check.ok)
 				return fail(`${check.reason} (after the staged ${this.#rt.staged.map((s) => `${s.op} ${s.id}`).join(", ")})`);
 		}
-		for (const each of Array.isArray(op) ? op : [op]) this.#appendRecord(each);
-		this.#rt.adopt(work);
+		this.#rt.record(Array.isArray(op) ? op : [op], work, this.#appendRecord);
 		return r;
 	}
 

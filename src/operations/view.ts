@@ -2,6 +2,7 @@
 // session's lattice and context, what is staged, the occupancy, status, the budget and calibration
 // of a model), and the port through which the operations on folds change it. Both are interfaces
 // the runtime implements, so nothing on this side reaches into the runtime's state.
+
 import type { ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldLattice, LatticeEntry } from "../lattice/index.ts";
@@ -9,6 +10,7 @@ import type { Budget } from "../meter/budget.ts";
 import type { EntryTokens } from "../meter/entry-tokens.ts";
 import type { Model } from "../meter/meter.ts";
 import type { Occupancy } from "../meter/occupancy.ts";
+import type { JournalOp } from "../session/journal.ts";
 import type { Open } from "../session/open-session.ts";
 import type { PeekFollowUp, StagedEdit } from "../session/staged.ts";
 import type { FoldId, Outcome, ProblemState, Thresholds } from "../vocabulary.ts";
@@ -79,8 +81,11 @@ export interface RuntimePort extends RuntimeView {
 	readonly entryTokens: EntryTokens;
 	/** The lattice as the next boundary will make it: the open one plus the staged edits. */
 	stagedLattice(): FoldLattice | undefined;
-	/** Swap in a copy of the open lattice with one more validated op that leaves the window as it is. */
-	adopt(next: FoldLattice): void;
+	/**
+	 * Make validated ops that leave the window as it is part of the session: their records appended
+	 * with `append`, and `next` (the open lattice with them applied) adopted when they are read back.
+	 */
+	record(ops: readonly JournalOp[], next: FoldLattice, append: (op: JournalOp) => void): void;
 	stage(edit: StagedEdit): void;
 	followPeek(peek: PeekFollowUp): void;
 	/** Entries withdrawn from folding: the frontier leaves them raw until an explicit mark. */

@@ -11,11 +11,9 @@ import { changedOnly, commitDrafts, staleNoticeDrafts, validateDrafts } from "..
 import type { FoldLattice, FoldView } from "../lattice/index.ts";
 import type { EntryTokens } from "../meter/entry-tokens.ts";
 import type { ContextEntries } from "../session/context-entries.ts";
-import type { JournalOp } from "../session/journal.ts";
-import { committedFolds, type RecordIndex } from "../session/persist.ts";
 import type { Thresholds } from "../vocabulary.ts";
 import { errorMessage, type FoldId } from "../vocabulary.ts";
-import { CONSOLIDATION_MAX_GAP, consolidationGroups, makeParent, must } from "./consolidate.ts";
+import { consolidationGroups, makeParent, must } from "./consolidate.ts";
 import { selectMarks } from "./select.ts";
 
 export interface CommitInput {
@@ -145,22 +143,6 @@ function plan(input: CommitInput): CommitPlan {
 		met: selection.met,
 		predicted: checked.messages,
 	};
-}
-
-/** The records a durable plan appends: the commit, then each consolidation, naming the records written. */
-export function commitOps(plan: CommitPlan, records: RecordIndex): JournalOp[] {
-	return [
-		{ v: 1, op: "commit", folds: committedFolds(plan.lattice, plan.committed, records) },
-		...plan.parents.map(
-			(p): JournalOp => ({
-				v: 1,
-				op: "consolidate",
-				roots: p.roots,
-				maxGap: CONSOLIDATION_MAX_GAP,
-				fold: committedFolds(plan.lattice, [p.id], records)[0],
-			}),
-		),
-	];
 }
 
 /** Every fold a plan makes, in the order they are written (the marks, then the parents over them). */

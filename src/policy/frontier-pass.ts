@@ -14,6 +14,11 @@ export class FrontierPass {
 	 */
 	#state: { lattice: FoldLattice; cursor: FrontierCursor } | undefined;
 
+	/** `to` is a copy of `from` that will take its place: the cursor goes with it. */
+	carry(from: FoldLattice, to: FoldLattice): void {
+		if (this.#state?.lattice === from) this.#state = { lattice: to, cursor: this.#state.cursor };
+	}
+
 	/** The marks to cut now; `withdrawn`: entries the frontier must leave alone, as it leaves pins. */
 	propose(
 		open: Readonly<Open>,

@@ -124,6 +124,8 @@ export class FoldPolicy implements Policy {
 		try {
 			const drafts = await this.runtime.turnEnd(event, this.#ctx(turn));
 			log.appendBatch(drafts, turn.entry.timestamp);
+			// As Pi's next event does: the batch read back, the commit it holds taken.
+			this.runtime.readBack(log);
 		} catch (err) {
 			this.#problems.push(`turn_end after request ${turn.request}: ${errorMessage(err)}`);
 		} finally {

@@ -1,7 +1,9 @@
 // What a turn boundary appends before any commit, in this order: the window repair if one is due
 // (armed when the session opened; a request may have shown it already), the staged window edits (expand, refold), what peeks
-// asked for their own results, and the frontier's new marks over what the model has seen. Also
-// here: oversized tool results of the turn become read-only evidence files.
+// asked for their own results, and the frontier's new marks over what the model has seen. Each is
+// planned on the boundary's working copy of the open session (its own lattice): the open session
+// itself changes only when a sync reads the batch back. Also here: oversized tool results of the
+// turn become read-only evidence files.
 import type {
 	ContextEditEntryDraft,
 	ProjectedSessionEntry,
@@ -20,9 +22,9 @@ import { FrontierPass } from "../policy/frontier-pass.ts";
 import { peekFollowUps, stagedBatch } from "../policy/staging.ts";
 import { type EvidenceStatus, EvidenceWriter, evidenceDirFor, toolResultText } from "../session/evidence.ts";
 import { type JournalOp, recordDraft } from "../session/journal.ts";
-import type { Open, SessionView } from "../session/open-session.ts";
+import type { Open, OpenCopy, SessionView } from "../session/open-session.ts";
 import { type LeafPrewriter, leavesOf } from "../session/prewrite.ts";
-import type { Staged } from "../session/staged.ts";
+import type { PeekFollowUp, Staged, StagedEdit } from "../session/staged.ts";
 import type { FoldKind, ProblemState, RuntimeSettings } from "../vocabulary.ts";
 
 /** What the problems of a window that drifted from the folds wait for: the repair, appended at a boundary. */
@@ -41,10 +43,6 @@ interface BoundaryDeps {
 	problem(where: string, reason: string, state?: ProblemState): void;
 	/** What a problem reported `{ until }` waited for is done. */
 	settle(until: string): void;
-	/** Put a copy of the open lattice in its place (changes that leave the window as it is). */
-	replaceLattice(next: FoldLattice): void;
-	/** Put a lattice with a window of its own in its place (staged expands and refolds). */
-	changeWindow(next: FoldLattice): void;
 	/** Window tokens this boundary's own edits add, which its measurement (taken before them) misses. */
 	unmeasured(lattice: FoldLattice, tokens: number): void;
 }
@@ -58,6 +56,8 @@ interface BoundaryEdits {
 	repair: { drafts: ContextEditEntryDraft[]; shown: boolean };
 	/** Whether staged edits rewrite this boundary's request (a commit then waits for the next). */
 	edited: boolean;
+	/** What the boundary took of the staged edits and peeks: put back if its batch never lands. */
+	taken: { edits: StagedEdit[]; peeks: PeekFollowUp[] };
 }
 
 export class Boundary {
@@ -67,6 +67,16 @@ export class Boundary {
 
 	constructor(deps: BoundaryDeps) {
 		this.#deps = deps;
+	}
+
+	/**
+	 * `copy` (a working copy of the open session, or the open session itself again) is what the
+	 * frontier works on from now: its cursor goes with it (the copy is what the session will be, once
+	 * adopted; dropped, the open session's frontier starts again from the beginning).
+	 */
+	workOn<T extends Open>(from: Pick<Open, "lattice">, copy: T): T {
+		this.#frontier.carry(from.lattice, copy.lattice);
+		return copy;
 	}
 
 	/**
@@ -94,20 +104,27 @@ export class Boundary {
 		repair.arm(found.drafts);
 	}
 
-	/** The edits before any commit. `marks` false: no new marks now (a shown /fold commits as it was planned). */
-	edits(open: Open, e: TurnEndEvent, marks: boolean): BoundaryEdits {
+	/**
+	 * The edits before any commit, planned on `work` (its lattice moves on with them). `marks`
+	 * false: no new marks now (a shown /fold commits as it was planned).
+	 */
+	edits(work: OpenCopy, e: TurnEndEvent, marks: boolean): BoundaryEdits {
 		// A window repair comes first; what follows is planned over the window it makes.
-		const repair = this.#repairDrafts(open, e.context.contextEntries);
+		const repair = this.#repairDrafts(work, e.context.contextEntries);
 		const projection =
 			repair.drafts.length > 0 ? projectionWith(repair.drafts, e.context.contextEntries) : e.context.contextEntries;
-		const staged = this.#stagedEdits(open, projection);
+		const edits = this.#deps.staged.takeEdits();
+		const peeks = [...this.#deps.staged.peeks];
+		const staged = this.#stagedEdits(work, projection, edits);
 		const drafts = [
 			...repair.drafts,
-			...staged,
-			...this.#peekFollowUps(open, e.messageEntryId),
-			...(marks ? this.markFrontier(open, e.messageEntryId).map(recordDraft) : []),
+			...staged.drafts,
+			...this.#peekFollowUps(work, e.messageEntryId),
+			...(marks ? this.markFrontier(work, e.messageEntryId).map(recordDraft) : []),
 		];
-		return { drafts, projection, repair, edited: staged.length > 0 };
+		// Keyed to the lattice the boundary ends with: the later steps change marks, not the window.
+		if (staged.drafts.length > 0) this.#deps.unmeasured(work.lattice, staged.grown);
+		return { drafts, projection, repair, edited: staged.drafts.length > 0, taken: { edits, peeks } };
 	}
 
 	/**
@@ -124,51 +141,56 @@ export class Boundary {
 		return { drafts: repair.drafts, shown: armed.shown };
 	}
 
-	/** The staged window edits as one batch over the boundary's projection (applied to the lattice now). */
-	#stagedEdits(open: Open, projection: readonly ProjectedSessionEntry[]): SessionBoundaryDraft[] {
+	/** The staged window edits as one batch over the boundary's projection (applied to `work`). */
+	#stagedEdits(
+		work: OpenCopy,
+		projection: readonly ProjectedSessionEntry[],
+		edits: StagedEdit[],
+	): { drafts: SessionBoundaryDraft[]; grown: number } {
 		const deps = this.#deps;
-		const batch = stagedBatch(open.lattice, open.context, projection, deps.staged.takeEdits());
-		if (!batch) return [];
+		const batch = stagedBatch(work.lattice, work.context, projection, edits);
+		if (!batch) return { drafts: [], grown: 0 };
 		for (const p of batch.problems) deps.problem("staged edits", p);
-		if (batch.ops.length === 0) return [];
-		const costs = (l: FoldLattice) => windowCosts(l, open.context, deps.meter.entryTokens).total;
-		deps.unmeasured(batch.lattice, costs(batch.lattice) - costs(open.lattice));
-		deps.changeWindow(batch.lattice);
+		if (batch.ops.length === 0) return { drafts: [], grown: 0 };
+		const costs = (l: FoldLattice) => windowCosts(l, work.context, deps.meter.entryTokens).total;
+		const grown = costs(batch.lattice) - costs(work.lattice);
+		work.lattice = batch.lattice;
 		deps.recorder.announce("expand");
-		return [...batch.drafts, ...batch.ops.map(recordDraft)];
+		return { drafts: [...batch.drafts, ...batch.ops.map(recordDraft)], grown };
 	}
 
-	/** Peeks the model has now seen: their batch is marked for the next commit, or pinned. */
-	#peekFollowUps(open: Open, messageEntryId: string): SessionBoundaryDraft[] {
+	/** Peeks the model has now seen: their batch is marked for the next commit, or pinned (on `work`). */
+	#peekFollowUps(work: OpenCopy, messageEntryId: string): SessionBoundaryDraft[] {
 		const { staged } = this.#deps;
 		if (staged.peeks.length === 0) return [];
-		const done = peekFollowUps(open.lattice, open.context, staged.peeks, messageEntryId);
+		const done = peekFollowUps(work.lattice, work.context, staged.peeks, messageEntryId);
 		for (const p of done.problems) this.#deps.problem("peek", p);
-		if (done.lattice !== open.lattice) this.#deps.replaceLattice(done.lattice);
+		if (done.lattice !== work.lattice) work.lattice = done.lattice;
 		staged.keepPeeks(done.waiting);
 		return done.ops.map(recordDraft);
 	}
 
 	/**
-	 * Frontier pass over what the model has seen: its marks (the records to append: a boundary's
-	 * drafts, or entries of their own when a turn ends quietly), their leaves prewritten in the background.
+	 * Frontier pass over what the model has seen: its marks on `work` (the records to append: a
+	 * boundary's drafts, or entries of their own when a turn ends quietly), their leaves prewritten
+	 * in the background.
 	 */
-	markFrontier(open: Open, messageEntryId: string, pressed = false): JournalOp[] {
+	markFrontier(work: OpenCopy, messageEntryId: string, pressed = false): JournalOp[] {
 		const deps = this.#deps;
 		// Pressed (the window is past its budget): every finished unit the model has seen is cut,
 		// however small, so that nothing but the batch in progress is left that could not fold.
 		const settings = pressed
 			? { ...deps.settings, thresholds: { ...deps.settings.thresholds, minFoldChars: 1 } }
 			: deps.settings;
-		const requests = this.#frontier.propose(open, messageEntryId, settings, deps.withdrawn());
+		const requests = this.#frontier.propose(work, messageEntryId, settings, deps.withdrawn());
 		if (requests.length === 0) return [];
-		const lattice = open.lattice;
+		const lattice = work.lattice;
 		const marked = lattice.markMany(requests);
 		if (!marked.ok) {
 			deps.problem("frontier", marked.reason);
 			return [];
 		}
-		deps.prewriter.start(open.store, leavesOf(lattice, open.context, marked.ids, open.records));
+		deps.prewriter.start(work.store, leavesOf(lattice, work.context, marked.ids, work.records));
 		return marked.ids.map((id, i) => {
 			const { kind, from, to } = requests[i];
 			return { v: 1, op: "mark", id, kind: kind as FoldKind, from, to };

@@ -2,24 +2,28 @@
 // person's /fold (also the one a model switch or a prompt's first request asks for while Pi is
 // idle) and an overflow recovery. The policy plans it, pure (policy/commit-plan.ts); this executor
 // makes every fold of the plan durable in one store batch, and when the store refuses some, plans
-// again without them. Writing yields the event loop, so a guard follows every write: the session
-// must still be the same open one, with the same lattice, or the plan is dropped, nothing changed.
-// A boundary and an overflow then append the plan as one batch (its edits, its records, the receipt
-// and the unbriefed-marks notice); a /fold while idle shows it early instead.
+// again without them. It writes the store and returns drafts, nothing else: the open session
+// changes only when a sync reads the batch back from the session. Writing yields the event loop,
+// so a guard follows every write: the open session must still be at the version the plan was made
+// on, or the plan is dropped. A boundary and an overflow then hand the plan to Pi as one batch (its
+// edits, its records, the receipt and the unbriefed-marks notice); a /fold while idle shows it early.
 import type { SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { unbriefedNoticeDraft } from "../edits/notice.ts";
 import { receiptDraft } from "../edits/receipt.ts";
-import type { FoldLattice } from "../lattice/index.ts";
 import type { Meter, Model } from "../meter/meter.ts";
 import type { Occupancy } from "../meter/occupancy.ts";
 import type { CommitLog } from "../operations/status.ts";
-import { type CommitPlan, commitOps, foldsOf, planCommit, type SkippedFold } from "../policy/commit-plan.ts";
+import { type CommitPlan, foldsOf, planCommit, type SkippedFold } from "../policy/commit-plan.ts";
+import { CONSOLIDATION_MAX_GAP } from "../policy/consolidate.ts";
+import { unreadableRecords } from "../session/heal.ts";
 import { type JournalOp, recordDraft } from "../session/journal.ts";
 import type { Open } from "../session/open-session.ts";
-import { type PrewrittenLeaves, persistEach, type RecordIndex } from "../session/persist.ts";
+import { committedFolds, type PrewrittenLeaves, persistEach, type RecordIndex } from "../session/persist.ts";
 import type { LeafPrewriter } from "../session/prewrite.ts";
-import type { FoldId, Outcome, Thresholds } from "../vocabulary.ts";
+import type { ProposedState } from "../session/proposals.ts";
+import type { FoldRequest, PeekFollowUp, StagedEdit } from "../session/staged.ts";
+import type { FoldId, Outcome, ProblemState, Thresholds } from "../vocabulary.ts";
 
 /** What the runtime lends a commit: the core, the policy, the meter, the background writes, the problem log. */
 export interface CommitDeps {
@@ -27,9 +31,9 @@ export interface CommitDeps {
 	thresholds: Thresholds;
 	meter: Meter;
 	prewriter: LeafPrewriter;
-	problem(where: string, reason: string): void;
-	/** The session open now: the guard compares it with the one the plan was made for. */
-	current(): Open | undefined;
+	problem(where: string, reason: string, state?: ProblemState): void;
+	/** The open session's version: the guard compares it with the one the plan was made on. */
+	version(): number;
 	/** The turn the commit belongs to (the last turn_end's). */
 	turn: number;
 }
@@ -54,12 +58,24 @@ interface DurablePlan extends CommitPlan {
 	records: RecordIndex;
 	ops: JournalOp[];
 	skipped: SkippedFold[];
+	/** The pending marks' briefs as the plan leaves them (the session's, once adopted). */
+	markBriefs: Map<string, string>;
 }
 
 export interface Planned {
-	/** The lattice the plan was made from: applying over another would lose its changes. */
-	base: FoldLattice;
+	/** The open session's version the plan was made on: it is stale at any other. */
+	version: number;
 	plan: DurablePlan;
+}
+
+/**
+ * What the runtime does with a proposal once a sync has read the session: adopted, a commit's log
+ * is kept and its rewrite announced (`announce` false: a request already showed it, the /fold
+ * bridge); dropped, what the proposer took from the staged work is put back.
+ */
+export interface ProposalEffects {
+	commit?: { log: CommitLog; announce: boolean };
+	taken?: { edits: readonly StagedEdit[]; peeks: readonly PeekFollowUp[]; fold?: FoldRequest };
 }
 
 /** Plans made again without what the store refused, at most: each refusal removes at least one fold. */
@@ -73,6 +89,7 @@ export function commitWhere(reason: CommitLog["reason"], turn: number): string {
 /** Plan a commit over `open`; its folds are durable when it resolves. Never rejects. */
 export async function planBatch(deps: CommitDeps, open: Open, req: PlanRequest): Promise<Outcome<Planned>> {
 	const base = open.lattice;
+	const version = deps.version();
 	const prewritten: PrewrittenLeaves = (hashes) => deps.prewriter.durable(open.store, hashes);
 	const skipped: SkippedFold[] = [];
 	// The plan writes the marks' briefs it makes into a copy: the session keeps them only if it goes on.
@@ -95,28 +112,39 @@ export async function planBatch(deps: CommitDeps, open: Open, req: PlanRequest):
 			entryTokens: deps.meter.entryTokens,
 		});
 		if (!planned.ok) return { ok: false, reason: `nothing folded: ${planned.reason}${refusals(skipped)}` };
-		const stored = await durable(open, planned.plan, prewritten);
-		// The store writes yielded the event loop: a session switch or a lattice change meanwhile makes the plan stale.
-		if (deps.current() !== open || open.lattice !== base) {
-			return { ok: false, reason: "the session moved during the store writes" };
-		}
+		const stored = await durable(deps, open, planned.plan, prewritten);
+		// The store writes yielded the event loop: any change of the open session meanwhile makes the plan stale.
+		if (deps.version() !== version) return { ok: false, reason: "the session moved during the store writes" };
 		if (stored.refused.length === 0) {
-			open.markBriefs.clear();
-			for (const [id, brief] of markBriefs) open.markBriefs.set(id, brief);
-			// Folds that could not be stored: named, and not chosen again.
+			// Folds that could not be stored: named, and (once the commit is adopted) not chosen again.
 			for (const f of skipped) {
-				open.unstorable.set(f.id, f.reason);
 				deps.problem(
 					commitWhere(req.reason, deps.turn),
 					`fold ${f.id} could not be stored and stays unfolded: ${f.reason}`,
 				);
 			}
-			const plan = { ...planned.plan, records: stored.records, ops: commitOps(planned.plan, stored.records), skipped };
-			return { ok: true, base, plan };
+			const ops = commitOps(planned.plan, stored.records);
+			return { ok: true, version, plan: { ...planned.plan, records: stored.records, ops, skipped, markBriefs } };
 		}
 		skipped.push(...stored.refused);
 	}
 	return { ok: false, reason: `nothing folded: the store kept refusing${refusals(skipped)}` };
+}
+
+/** The records a durable plan appends: the commit, then each consolidation, naming the records written. */
+export function commitOps(plan: CommitPlan, records: RecordIndex): JournalOp[] {
+	return [
+		{ v: 1, op: "commit", folds: committedFolds(plan.lattice, plan.committed, records) },
+		...plan.parents.map(
+			(p): JournalOp => ({
+				v: 1,
+				op: "consolidate",
+				roots: p.roots,
+				maxGap: CONSOLIDATION_MAX_GAP,
+				fold: committedFolds(plan.lattice, [p.id], records)[0],
+			}),
+		),
+	];
 }
 
 const refusals = (skipped: readonly SkippedFold[]) =>
@@ -129,13 +157,42 @@ const refusals = (skipped: readonly SkippedFold[]) =>
  * the open session's grows only when the plan is applied.
  */
 async function durable(
+	deps: Pick<CommitDeps, "core" | "problem">,
 	open: Open,
 	plan: CommitPlan,
 	prewritten: PrewrittenLeaves,
 ): Promise<{ records: RecordIndex; refused: SkippedFold[] }> {
+	const under = checkRoots(deps, open, plan);
+	if (under.length > 0) return { records: open.records, refused: under };
 	const records: RecordIndex = new Map(open.records);
 	const each = await persistEach(plan.lattice, open.store, open.context, foldsOf(plan), records, prewritten);
 	return { records, refused: each.skipped };
+}
+
+/**
+ * The roots a new parent would name must read back: a record gone or damaged under a running
+ * session is written again from the session's own bytes first; one that cannot be is known damaged
+ * from now on (never consolidated over), and the parent is refused.
+ */
+function checkRoots(deps: Pick<CommitDeps, "core" | "problem">, open: Open, plan: CommitPlan): SkippedFold[] {
+	const refused: SkippedFold[] = [];
+	for (const parent of plan.parents) {
+		const input = { lattice: plan.lattice, store: open.store, context: open.context, core: deps.core };
+		const found = unreadableRecords({ ...input, records: open.records }, parent.roots);
+		for (const id of found.healed)
+			deps.problem(
+				"store",
+				`the record of fold ${id} could not be read back; written again from the session's own bytes`,
+				"repaired",
+			);
+		for (const u of found.unreadable) {
+			open.damaged.set(u.id, u.reason);
+			deps.problem("store", u.reason);
+		}
+		if (found.unreadable.length > 0)
+			refused.push({ id: parent.id, reason: `fold ${found.unreadable[0].id} under it cannot be read back` });
+	}
+	return refused;
 }
 
 export interface CommitBatch extends Planned {
@@ -200,4 +257,16 @@ export function commitBatch(
 		...(notice ? [notice] : []),
 	];
 	return { ...planned, log, drafts };
+}
+
+/** The state the open session takes once Pi has appended the commit's batch. */
+export function commitState(planned: Planned): ProposedState {
+	const { plan } = planned;
+	return {
+		lattice: plan.lattice,
+		changesWindow: true,
+		records: plan.records,
+		markBriefs: plan.markBriefs,
+		unstorable: new Map(plan.skipped.map((f) => [f.id, f.reason])),
+	};
 }

@@ -22,9 +22,18 @@ import { lastOverflowReport, overflowNoticeDraft } from "../edits/overflow-notic
 import type { Meter } from "../meter/meter.ts";
 import { type Occupancy, occupancyOf } from "../meter/occupancy.ts";
 import type { CompactionCounters } from "../operations/status.ts";
-import type { Open, SessionView } from "../session/open-session.ts";
+import type { Open, OpenSession, SessionView } from "../session/open-session.ts";
+import type { Proposals } from "../session/proposals.ts";
 import type { ProblemState, RuntimeSettings } from "../vocabulary.ts";
-import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
+import {
+	type CommitBatch,
+	type CommitDeps,
+	commitBatch,
+	commitState,
+	commitWhere,
+	type ProposalEffects,
+	planBatch,
+} from "./commit.ts";
 
 /** Problems-like lists kept for status (the newest). */
 const MAX_KEPT = 50;
@@ -34,6 +43,8 @@ interface Recovery {
 	batch: CommitBatch;
 	/** The session leaf it was planned at: anything appended since makes it stale. */
 	leafId: string | null;
+	/** The leaf the open session was in step with then: what the proposal is keyed by. */
+	syncedLeaf: string | null;
 }
 
 /** What the runtime lends the overflow recovery. */
@@ -41,10 +52,10 @@ interface CompactionDeps {
 	meter: Meter;
 	settings: RuntimeSettings;
 	sync(sm: SessionView): Open | undefined;
-	current(): Open | undefined;
+	session: Pick<OpenSession, "version" | "syncedLeaf">;
+	/** Where the recovery's batch is proposed, for the next sync to adopt once Pi has appended it. */
+	proposals: Pick<Proposals<ProposalEffects>, "propose">;
 	commitDeps(): CommitDeps;
-	/** Swap a commit in (announced as a rewrite). */
-	apply(open: Open, batch: CommitBatch): void;
 	/** Fold before the next request when the commit policy says so (shown through the /fold bridge). */
 	foldBefore(
 		ctx: ExtensionContext,
@@ -163,7 +174,7 @@ export class Compaction {
 		const batch = commitBatch(deps.commitDeps(), open, planned, { ...request, occupancy, pending: [] });
 		const folds = batch.log.committed.length + batch.log.consolidated.length;
 		batch.drafts.push(overflowNoticeDraft({ report, folds, after: batch.log.after, budget: cap }));
-		this.#armed = { batch, leafId: ctx.sessionManager.getLeafId() };
+		this.#armed = { batch, leafId: ctx.sessionManager.getLeafId(), syncedLeaf: deps.session.syncedLeaf };
 		return { cancel: true };
 	}
 
@@ -173,13 +184,17 @@ export class Compaction {
 		if (!recovery) return undefined;
 		// Planned against the session as it was at session_before_compact: anything appended since
 		// could make the drafts stale, so drop them rather than guess.
-		const open = this.#deps.current();
-		if (!open || ctx.sessionManager.getLeafId() !== recovery.leafId || open.lattice !== recovery.batch.base) {
+		const { session, proposals } = this.#deps;
+		const leafId = ctx.sessionManager.getLeafId();
+		if (leafId !== recovery.leafId || session.version !== recovery.batch.version) {
 			this.#deps.problem("overflow", "the session moved between the overflow and the settle: recovery dropped");
 			return undefined;
 		}
 		if (e.outcome !== "error") this.#deps.problem("overflow", `settling with outcome ${String(e.outcome)}, not error`);
-		this.#deps.apply(open, recovery.batch);
+		const { batch } = recovery;
+		proposals.propose(recovery.syncedLeaf, batch.version, batch.drafts, commitState(batch), {
+			commit: { log: batch.log, announce: true },
+		});
 		this.#counters.overflowRecovered++;
 		return { entries: [...e.entries, ...recovery.batch.drafts], continue: true };
 	}

@@ -4,7 +4,8 @@
 // turn_end only while it has something to append there (a commit coming near, staged edits, a
 // repair, a /fold); every other turn ends quietly: its calibration, evidence and new frontier marks
 // are taken when the next turn starts (or the run ends), the marks appended as the same record
-// entries a boundary would have appended, at the same place in the session.
+// entries a boundary would have appended, at the same place in the session, and applied when the
+// sync right after reads them back (proposed first, like a boundary's batch).
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { EarlyWindow } from "../edits/early-window.ts";
@@ -13,9 +14,11 @@ import { estimateMessages } from "../meter/estimate.ts";
 import type { Meter, Model } from "../meter/meter.ts";
 import { commitNeed, type Occupancy, occupancyOf } from "../meter/occupancy.ts";
 import type { Open, OpenSession, SessionView } from "../session/open-session.ts";
+import type { Proposals } from "../session/proposals.ts";
 import type { Staged } from "../session/staged.ts";
 import { RECORD_TYPE, type RuntimeSettings } from "../vocabulary.ts";
 import type { Boundary } from "./boundary.ts";
+import type { ProposalEffects } from "./commit.ts";
 import type { CommitTiming } from "./commit-timing.ts";
 import type { Compaction } from "./compaction.ts";
 import type { RequestWatch } from "./requests.ts";
@@ -49,7 +52,8 @@ interface QuietTurnDeps {
 	/** Whether the cost model expects the next boundary to commit, asked again at each quiet end. */
 	timing: Pick<CommitTiming, "prospect" | "due">;
 	/** The measurement the quiet end takes replaces what earlier edits left unmeasured. */
-	session: Pick<OpenSession, "unmeasured">;
+	session: Pick<OpenSession, "unmeasured" | "workingCopy" | "version" | "syncedLeaf">;
+	proposals: Pick<Proposals<ProposalEffects>, "propose">;
 	/** Append a custom entry now (Pi's appendEntry): a frontier mark's record. None: no turn ends quietly. */
 	append: ((customType: string, data: unknown) => void) | undefined;
 	remeasured(occupancy: Occupancy): void;
@@ -146,10 +150,19 @@ export class QuietTurns {
 		const { meter, boundary } = this.#deps;
 		if (turn.message.stopReason !== "error") this.#deps.compaction.answered();
 		boundary.ingestEvidence(turn.toolResults as Parameters<Boundary["ingestEvidence"]>[0], ctx.sessionManager);
-		const open = this.#deps.sync(ctx.sessionManager);
-		if (!open) return true;
+		const sm = ctx.sessionManager;
+		let open = this.#deps.sync(sm);
+		const copy = this.#deps.session.workingCopy();
+		if (!open || !copy) return true;
 		const last = lastAssistantEntry(open);
-		if (last) for (const op of boundary.markFrontier(open, last)) append(RECORD_TYPE, op);
+		const work = boundary.workOn(open, copy);
+		const ops = last ? boundary.markFrontier(work, last) : [];
+		const drafts = ops.map((data) => ({ type: "custom", customType: RECORD_TYPE, data }));
+		const { version, syncedLeaf } = this.#deps.session;
+		if (this.#deps.proposals.propose(syncedLeaf, version, drafts, { lattice: work.lattice }, {})) {
+			for (const op of ops) append(RECORD_TYPE, op);
+			open = this.#deps.sync(sm) ?? open;
+		} else boundary.workOn(work, open);
 		const budget = meter.budget(ctx.model);
 		const tokens = budget.ok ? this.#tokens(turn, ctx.model, budget.budget) : undefined;
 		if (budget.ok && tokens !== undefined) {

@@ -2,8 +2,10 @@
 // here; a turn boundary answers with one batch of drafts: the window repair if one is due, the staged
 // edits, the peeks' follow-ups, the frontier's new marks, and (when the next request would reach
 // maxTarget) one commit, planned by the one commit function (commit.ts); a turn with none of these
-// ends without a boundary (quiet-turn.ts). Its state is private: the operations on folds change it
-// through RuntimePort, everything else reads it through RuntimeView. It never throws into Pi.
+// ends without a boundary (quiet-turn.ts). The open session is a reduction of Pi's: handlers only
+// propose (session/proposals.ts) and `sync`, at the next event, is what changes it: a proposal whose
+// records Pi appended is adopted, one that never appeared is dropped and said. The operations on
+// folds go through RuntimePort, everything else reads through RuntimeView. It never throws into Pi.
 import type {
 	AgentBeforeSettleEvent,
 	BoundaryResult,
@@ -25,18 +27,19 @@ import { HandlerTiming } from "../meter/timing.ts";
 import { type CommitLog, type RuntimeStatus, sessionStatus } from "../operations/status.ts";
 import type { RuntimePort } from "../operations/view.ts";
 import { stagedLattice } from "../policy/staging.ts";
+import { type JournalOp, recordDraft } from "../session/journal.ts";
 import { type Open, OpenSession, type SessionView } from "../session/open-session.ts";
 import { LeafPrewriter } from "../session/prewrite.ts";
+import { Proposals } from "../session/proposals.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
 import type { FoldStore } from "../store/index.ts";
 import type { FoldId, Outcome, ProblemState, RuntimeSettings } from "../vocabulary.ts";
 import { Boundary } from "./boundary.ts";
-import type { CommitBatch, CommitDeps } from "./commit.ts";
+import type { CommitDeps, ProposalEffects } from "./commit.ts";
 import { CommitTiming } from "./commit-timing.ts";
 import { Compaction, type ThresholdAnswer } from "./compaction.ts";
 import { EarlyFold } from "./early-fold.ts";
 import { ProblemLog } from "./problems.ts";
-import { Proposals } from "./proposals.ts";
 import { QuietTurns } from "./quiet-turn.ts";
 import { RequestWatch } from "./requests.ts";
 import { TurnBoundary } from "./turn-boundary.ts";
@@ -62,8 +65,10 @@ export class FoldRuntime implements RuntimePort {
 	readonly #quiet: QuietTurns;
 	readonly #turnBoundary: TurnBoundary;
 	readonly #commitTiming: CommitTiming;
-	/** What the last turn boundary proposed: checked at the next sync against what Pi appended. */
-	readonly #proposals = new Proposals();
+	/** What pi-fold asked Pi to append, with the state it makes: adopted or dropped at the next sync. */
+	readonly #proposals = new Proposals<ProposalEffects>();
+	/** The session as the last event showed it: what an operation's records are read back from. */
+	#sm: SessionView | undefined;
 	#commits: CommitLog[] = [];
 	/** The last calibrated estimate of the next request (at a turn boundary or a commit). */
 	#occupancy: Occupancy | null = null;
@@ -104,28 +109,26 @@ export class FoldRuntime implements RuntimePort {
 		});
 		this.#compaction = new Compaction({
 			...parts,
-			current: () => this.view,
-			apply: (_open, batch) => this.#apply(batch, true),
+			session: this.#session,
+			proposals: this.#proposals,
 			foldBefore: (ctx, occupancy, pressed) => this.#early.foldBefore(ctx, occupancy, pressed),
 		});
 		this.#early = new EarlyFold({ ...parts, occupancy: () => this.#occupancy });
 		this.#boundary = new Boundary({
 			...parts,
 			withdrawn: () => this.#session.withdrawn,
-			replaceLattice: (next) => this.#session.replaceLattice(next),
-			changeWindow: (next) => this.#session.changeWindow(next),
 			unmeasured: (lattice, tokens) => this.#session.unmeasured({ lattice, tokens }),
 		});
 		const [boundary, requests, compaction, session] = [this.#boundary, this.#requests, this.#compaction, this.#session];
-		this.#quiet = new QuietTurns({ ...parts, boundary, requests, compaction, session, append });
+		const proposals = this.#proposals;
+		this.#quiet = new QuietTurns({ ...parts, boundary, requests, compaction, session, proposals, append });
 		this.#turnBoundary = new TurnBoundary({
 			...parts,
 			boundary,
 			session,
 			quiet: this.#quiet,
-			proposals: this.#proposals,
+			proposals,
 			budget: (model) => this.budget(model),
-			apply: (batch, announce) => this.#apply(batch, announce),
 			turnStarted: (turn) => {
 				this.#lastTurn = turn;
 			},
@@ -261,8 +264,16 @@ export class FoldRuntime implements RuntimePort {
 		return this.view && stagedLattice(this.view.lattice, this.#staged.edits);
 	}
 
-	adopt(next: FoldLattice): void {
-		this.#session.replaceLattice(next);
+	/**
+	 * An operation's records (a mark, a brief, a pin): proposed with the lattice they make, appended
+	 * with `append` (Pi's appendEntry), and read back, which is when the lattice takes them.
+	 */
+	record(ops: readonly JournalOp[], next: FoldLattice, append: (op: JournalOp) => void): void {
+		const sm = this.#sm;
+		const { version, syncedLeaf } = this.#session;
+		this.#proposals.propose(syncedLeaf, version, ops.map(recordDraft), { lattice: next }, {});
+		for (const op of ops) append(op);
+		if (sm) this.sync(sm);
 	}
 
 	stage(edit: StagedEdit): void {
@@ -285,29 +296,48 @@ export class FoldRuntime implements RuntimePort {
 
 	/** (Re)build everything from the session: session_start, session_tree, a rewritten context. */
 	open(sm: SessionView): void {
+		this.#sm = sm;
+		// A proposal of the session before is the past: what reached the session is read from it now.
+		this.#proposals.take();
 		this.#opened(this.#session.open(sm), sm);
 	}
 
-	/** Bring the lattice in step with the session (new entries appended, anything else rebuilt). */
+	/**
+	 * Bring the open session in step with Pi's (the one writer of the lattice): new entries
+	 * appended, a proposal Pi appended adopted, one it never appended dropped and said (what it took
+	 * waits for the next boundary), anything else rebuilt.
+	 */
 	sync(sm: SessionView): Open | undefined {
-		if (this.#dropped(sm)) return this.view;
-		const synced = this.#session.sync(sm);
+		this.#sm = sm;
+		const synced = this.#session.sync(sm, this.#proposals);
+		if (synced.adopted) this.#adopted(synced.adopted.then);
+		if (synced.dropped) {
+			this.problem("boundary", synced.dropped.message, "repaired");
+			const taken = synced.dropped.proposal.then.taken;
+			if (taken) this.#staged.putBack(taken);
+		}
 		if (synced.rebuilt) this.#opened(synced.open, sm);
 		return synced.open;
 	}
 
 	/**
-	 * Whether the last boundary's proposal never reached the session (checked once, at the first
-	 * sync or request after it): then it is reported, and everything is rebuilt from the session.
+	 * A turn's start or the run's end: what the last boundary proposed is read back (Pi has appended
+	 * it by now). Whether that adopted or dropped anything, so what reads the runtime looks again.
 	 */
-	#dropped(sm: SessionView): boolean {
-		const dropped = this.#proposals.check(sm);
-		if (!dropped) return false;
-		// The session is the truth: what Pi did not append did not happen.
-		this.problem("boundary", dropped.message, "repaired");
-		if (dropped.commit) this.#commits.pop();
-		this.open(sm);
-		return true;
+	readBack(sm: SessionView): boolean {
+		const pending = this.#proposals.pending !== undefined;
+		this.sync(sm);
+		return pending && this.#proposals.pending === undefined;
+	}
+
+	/** A proposal is the session's now: a commit's log kept, its rewrite announced, its landing measured. */
+	#adopted(effects: ProposalEffects): void {
+		const c = effects.commit;
+		if (!c) return;
+		const reason = c.log.reason;
+		if (c.announce) this.#recorder.announce(reason === "threshold" || reason === "cost" ? "commit" : reason);
+		this.#occupancy = occupancyOf(c.log.after, c.log.budget);
+		this.#commits.push(c.log);
 	}
 
 	/** After a rebuild: the recorder starts a new baseline, and a window that drifted from the folds is repaired. */
@@ -318,7 +348,8 @@ export class FoldRuntime implements RuntimePort {
 
 	/** The `context` event: the request recorded and checked; what to send instead when a bridge shows on it. */
 	recordRequest(messages: readonly unknown[], sm: SessionView): unknown[] | undefined {
-		this.#dropped(sm);
+		// What the last boundary proposed is in the session (or not) by now: the request is read against it.
+		this.sync(sm);
 		return this.#requests.record(messages, sm);
 	}
 
@@ -353,21 +384,10 @@ export class FoldRuntime implements RuntimePort {
 			thresholds: this.#settings.thresholds,
 			meter: this.#meter,
 			prewriter: this.#prewriter,
-			problem: (where, reason) => this.problem(where, reason),
-			current: () => this.view,
+			problem: (where, reason, state) => this.problem(where, reason, state),
+			version: () => this.#session.version,
 			turn: this.#lastTurn,
 		};
-	}
-
-	/** Swap a commit in; `announce` false when a request already showed it (a /fold bridge). */
-	#apply(batch: CommitBatch, announce: boolean): void {
-		this.#session.changeWindow(batch.plan.lattice, batch.plan.records, batch.drafts);
-		if (announce)
-			this.#recorder.announce(
-				batch.log.reason === "threshold" || batch.log.reason === "cost" ? "commit" : batch.log.reason,
-			);
-		this.#occupancy = occupancyOf(batch.log.after, batch.log.budget);
-		this.#commits.push(batch.log);
 	}
 
 	/** /fold while Pi is idle: planned now and shown on the next request (early-fold.ts). */

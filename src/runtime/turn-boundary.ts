@@ -1,8 +1,10 @@
 // A turn boundary (Pi's turn_end), start to end: the turn taken from the quiet-turn tracker, the
-// evidence written, the lattice brought in step, the boundary's edits before any commit (repair,
-// staged edits, peeks, marks), the next request measured, and, when the commit policy says so (or
-// a /fold waits), the one commit planned, made durable and returned in the same batch. What the
-// boundary proposes is remembered, so the next sync can tell whether Pi appended it.
+// evidence written, the open session read up to date (sync), then everything planned on a working
+// copy of it: the boundary's edits before any commit (repair, staged edits, peeks, marks), the next
+// request measured, and, when the commit policy says so (or a /fold waits), the one commit planned,
+// made durable and returned in the same batch. Nothing here changes the open session: the batch
+// is proposed with the state it makes, and the next sync adopts that state once Pi has appended
+// the batch (or drops it, and what it took waits for the next boundary).
 import type { ExtensionContext, SessionBoundaryDraft, TurnEndEvent } from "@earendil-works/pi-coding-agent";
 import type { EarlyWindow } from "../edits/early-window.ts";
 import type { Budget } from "../meter/budget.ts";
@@ -10,12 +12,12 @@ import type { Meter, Model } from "../meter/meter.ts";
 import type { Occupancy } from "../meter/occupancy.ts";
 import { callsOpenedBy } from "../session/context-entries.ts";
 import { recordDraft } from "../session/journal.ts";
-import type { Open, OpenSession, SessionView } from "../session/open-session.ts";
+import type { Open, OpenCopy, OpenSession, SessionView } from "../session/open-session.ts";
+import type { Proposals, ProposedState } from "../session/proposals.ts";
 import type { Staged } from "../session/staged.ts";
 import type { Boundary } from "./boundary.ts";
-import { type CommitBatch, type CommitDeps, commitBatch, commitWhere, planBatch } from "./commit.ts";
+import { type CommitDeps, commitBatch, commitState, commitWhere, type ProposalEffects, planBatch } from "./commit.ts";
 import type { CommitTiming } from "./commit-timing.ts";
-import type { Proposals } from "./proposals.ts";
 import type { QuietTurns } from "./quiet-turn.ts";
 
 interface TurnBoundaryDeps {
@@ -25,13 +27,11 @@ interface TurnBoundaryDeps {
 	boundary: Boundary;
 	quiet: Pick<QuietTurns, "atBoundary">;
 	timing: Pick<CommitTiming, "request">;
-	session: Pick<OpenSession, "unmeasured">;
-	proposals: Pick<Proposals, "propose">;
+	session: Pick<OpenSession, "unmeasured" | "workingCopy" | "version" | "syncedLeaf">;
+	proposals: Pick<Proposals<ProposalEffects>, "propose">;
 	budget(model: Model): Budget;
 	sync(sm: SessionView): Open | undefined;
 	commitDeps(): CommitDeps;
-	/** Swap a commit in; `announce` false when a request already showed it (a /fold bridge). */
-	apply(batch: CommitBatch, announce: boolean): void;
 	remeasured(occupancy: Occupancy): void;
 	/** The turn the commits of this boundary belong to. */
 	turnStarted(turn: number): void;
@@ -45,16 +45,26 @@ export class TurnBoundary {
 		this.#deps = deps;
 	}
 
-	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget. */
+	/** turn_end: calibrate, mark, and commit when the next request would reach maxTarget; the drafts, proposed. */
 	async turnEnd(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
-		const leaf = ctx.sessionManager.getLeafId();
-		const drafts = await this.#drafts(e, ctx);
-		this.#deps.proposals.propose(leaf, drafts);
+		const planned = await this.#plan(e, ctx);
+		if (!planned) return [];
+		const { drafts, state, effects } = planned;
+		const { proposals, session, boundary } = this.#deps;
+		const proposed = proposals.propose(session.syncedLeaf, session.version, drafts, state, effects);
+		// Nothing that changes the folds: the open lattice goes on as it is, and the frontier's cursor with it.
+		if (!proposed) boundary.workOn(state, planned.open);
 		return drafts;
 	}
 
-	async #drafts(e: TurnEndEvent, ctx: ExtensionContext): Promise<SessionBoundaryDraft[]> {
-		const { boundary, staged, bridge, meter } = this.#deps;
+	/** The boundary's batch, the state it leaves once appended, and what to do then. */
+	async #plan(
+		e: TurnEndEvent,
+		ctx: ExtensionContext,
+	): Promise<
+		{ drafts: SessionBoundaryDraft[]; state: ProposedState; effects: ProposalEffects; open: Open } | undefined
+	> {
+		const { boundary, staged, bridge, meter, session } = this.#deps;
 		this.#deps.quiet.atBoundary(e.message, ctx.model);
 		this.#deps.turnStarted(e.turnIndex);
 		// A failed or stopped request: no commit after it (its receipt would end the run: print mode
@@ -64,50 +74,66 @@ export class TurnBoundary {
 			e.message.role === "assistant" && (e.message.stopReason === "error" || e.message.stopReason === "aborted");
 		boundary.ingestEvidence(e.toolResults, ctx.sessionManager);
 		const open = this.#deps.sync(ctx.sessionManager);
-		if (!open) return [];
-		this.#deps.session.unmeasured(undefined); // measured again below, from this boundary's preview
+		const copy = session.workingCopy();
+		if (!open || !copy) return undefined;
+		const work = boundary.workOn(open, copy);
+		session.unmeasured(undefined); // measured again below, from this boundary's preview
 		const foldRequested = staged.fold !== undefined;
 		// A fold a request already showed (the bridge) commits here as it was planned: new marks wait
 		// for the next boundary, since a mark cut now could cover roots the shown consolidation took.
-		const before = boundary.edits(open, e, !(foldRequested && bridge.shown));
+		const before = boundary.edits(work, e, !(foldRequested && bridge.shown));
 		const { repair, projection } = before;
 		const out = before.drafts;
+		const changesWindow = before.edited;
+		const plain = () => ({
+			open,
+			drafts: out,
+			state: { lattice: work.lattice, changesWindow, markBriefs: work.markBriefs },
+			effects: { taken: before.taken },
+		});
 		// A failed request carries no usage to aim by; an overflow is recovered at session_before_compact.
-		if (failed) return out;
+		if (failed) return plain();
 		const budget = this.#deps.budget(ctx.model);
-		if (!budget.ok) return out;
+		if (!budget.ok) return plain();
 		const shown = repair.drafts.length > 0 ? projection.flatMap((pe) => pe.messages) : e.context.contextMessages;
 		const occupancy = meter.occupancy([...shown, ...e.context.pendingMessages], ctx.model, budget.budget);
 		this.#deps.remeasured(occupancy);
 		// Past the budget, whatever the model has seen may fold, however small: cut it now (free).
 		if (occupancy.tokens > budget.budget && !foldRequested)
-			out.push(...boundary.markFrontier(open, e.messageEntryId, true).map(recordDraft));
+			out.push(...boundary.markFrontier(work, e.messageEntryId, true).map(recordDraft));
 		// One rewrite per boundary: staged edits (or a repair no request has shown yet) already
 		// rewrite this one; a commit waits for the next.
-		if (before.edited || (repair.drafts.length > 0 && !repair.shown)) return out;
-		return [...out, ...(await this.#commit(e, ctx, open, occupancy, projection))];
+		if (before.edited || (repair.drafts.length > 0 && !repair.shown)) return plain();
+		const commit = await this.#commit(e, ctx, work, occupancy, projection);
+		if (!commit) return plain();
+		return {
+			open,
+			drafts: [...out, ...commit.drafts],
+			state: commit.state,
+			effects: { commit: commit.effect, taken: { ...before.taken, ...(commit.fold ? { fold: commit.fold } : {}) } },
+		};
 	}
 
-	/** The boundary's commit, when one is due (or a /fold waits): its drafts, or none. */
+	/** The boundary's commit over `work`, when one is due (or a /fold waits): its drafts and the state they make. */
 	async #commit(
 		e: TurnEndEvent,
 		ctx: ExtensionContext,
-		open: Open,
+		work: OpenCopy,
 		occupancy: Occupancy,
 		projection: Parameters<CommitTiming["request"]>[4],
-	): Promise<SessionBoundaryDraft[]> {
+	) {
 		const fold = this.#deps.staged.takeFold();
 		const bridge = this.#deps.bridge.take();
-		const request = this.#deps.timing.request(open, occupancy, ctx.model, e.turnIndex, projection, fold);
-		if (!request) return [];
+		const request = this.#deps.timing.request(work, occupancy, ctx.model, e.turnIndex, projection, fold);
+		if (!request) return undefined;
 		const deps = this.#deps.commitDeps();
-		const planned = await planBatch(deps, open, request);
+		const planned = await planBatch(deps, work, request);
 		if (!planned.ok) {
 			this.#deps.problem(commitWhere(request.reason, deps.turn), planned.reason);
 			if (bridge?.shown) this.#deps.problem("fold", "a /fold shown through the context event could not be committed");
-			return [];
+			return undefined;
 		}
-		const batch = commitBatch(deps, open, planned, {
+		const batch = commitBatch(deps, work, planned, {
 			...request,
 			occupancy,
 			pending: e.context.pendingMessages,
@@ -119,7 +145,11 @@ export class TurnBoundary {
 			const same = bridge.matches(batch.drafts);
 			if (!same.ok) this.#deps.problem("fold", `the committed /fold differs from the one shown: ${same.reason}`);
 		}
-		this.#deps.apply(batch, bridge?.shown !== true);
-		return batch.drafts;
+		return {
+			drafts: batch.drafts,
+			state: commitState(batch),
+			effect: { log: batch.log, announce: bridge?.shown !== true },
+			fold,
+		};
 	}
 }

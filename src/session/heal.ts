@@ -102,3 +102,31 @@ export function healRecords(
 	const why = visit(id);
 	return why ? { ok: false, reason: why } : { ok: true, records: written };
 }
+
+/**
+ * Before a new parent names them: each fold of `ids` whose record the store holds no verifying
+ * copy of is written again from the session's own bytes (healRecords). What could not be is
+ * returned with why, and nothing may be built over it.
+ */
+export function unreadableRecords(
+	input: HealInput & { records: RecordIndex },
+	ids: readonly FoldId[],
+): { healed: FoldId[]; unreadable: { id: FoldId; reason: string }[] } {
+	const out: ReturnType<typeof unreadableRecords> = { healed: [], unreadable: [] };
+	for (const id of ids) {
+		const hash = input.records.get(id);
+		if (hash === undefined) continue; // made by this commit: written with it
+		let found: ReturnType<FoldStore["records"]["readAsFound"]>;
+		try {
+			found = input.store.records.readAsFound(hash);
+		} catch {
+			found = undefined;
+		}
+		if (found?.verified) continue;
+		const why = `record ${hash} of fold ${id} is ${found ? "damaged" : "missing"} in the store`;
+		const healed = healRecords(input, id);
+		if (healed.ok && healed.records > 0) out.healed.push(id);
+		else out.unreadable.push({ id, reason: `${why}; not repaired: ${healed.ok ? "nothing to write" : healed.reason}` });
+	}
+	return out;
+}

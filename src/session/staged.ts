@@ -13,7 +13,7 @@ export interface PeekFollowUp {
 }
 
 /** A person's /fold: commit staged marks (all, or only these) at the next boundary. */
-interface FoldRequest {
+export interface FoldRequest {
 	only?: ReadonlySet<FoldId>;
 }
 
@@ -65,5 +65,17 @@ export class Staged {
 		const fold = this.#fold;
 		this.#fold = undefined;
 		return fold;
+	}
+
+	/**
+	 * What a boundary took, put back: its batch never reached the session (an extension replaced it,
+	 * Pi refused it), so the edits, peeks and /fold it carried wait for the next boundary again,
+	 * before anything staged since.
+	 */
+	putBack(taken: { edits: readonly StagedEdit[]; peeks: readonly PeekFollowUp[]; fold?: FoldRequest }): void {
+		this.#edits = [...taken.edits, ...this.#edits];
+		const waiting = new Set(this.#peeks.map((p) => p.toolCallId));
+		this.#peeks = [...taken.peeks.filter((p) => !waiting.has(p.toolCallId)), ...this.#peeks];
+		if (taken.fold && !this.#fold) this.#fold = taken.fold;
 	}
 }
