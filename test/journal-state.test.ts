@@ -1,13 +1,14 @@
 // The one reduction of pi-fold's records that the readers without Pi share (peek, unfold, view):
 // each rule against the runtime's own rebuild of the same records, on a real folded session.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeSession, removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
-import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
-import { type PiFold, registerPiFold } from "../src/index.ts";
+import { removeTempDirs, type TestSession } from "../harness/pi-harness.ts";
+import { WORKLOAD_PROMPT, workloadSteps } from "../harness/workload.ts";
+import type { PiFold } from "../src/index.ts";
 import type { JournalOp } from "../src/session/journal.ts";
 import { parseJournalOp } from "../src/session/journal.ts";
 import { reduceJournal } from "../src/session/journal-state.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
+import { behindPiFold } from "./helpers/behind-pi-fold.ts";
 
 afterAll(removeTempDirs);
 
@@ -85,17 +86,9 @@ describe("reduceJournal over a real folded session", () => {
 	let fold: PiFold | undefined;
 
 	beforeAll(async () => {
-		h = await makeSession({
-			cwd: WORKLOAD_ROOT,
-			persist: true,
-			contextWindow: 32_000,
-			cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
-			extensions: [
-				(api) => {
-					fold = registerPiFold(api);
-				},
-			],
-		});
+		const made = await behindPiFold(() => []);
+		h = made.h;
+		fold = made.fold();
 		h.script(workloadSteps(32, { seed: 7, readLines: { min: 400, max: 2000 }, windowLimit: 32_000 }));
 		await h.session.prompt(WORKLOAD_PROMPT);
 	}, 120_000);

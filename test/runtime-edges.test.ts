@@ -17,6 +17,7 @@ import {
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../src/index.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { AUTOMATED_NOTICE_TAG, RECORD_TYPE } from "../src/vocabulary.ts";
+import { behindPiFold } from "./helpers/behind-pi-fold.ts";
 import { damageStored } from "./helpers/damage.ts";
 import { recordingUi } from "./helpers/recording-ui.ts";
 import { isAppendOf, pairingProblems } from "./helpers/requests.ts";
@@ -232,31 +233,22 @@ describe("an extension after pi-fold that drops pi-fold's boundary entries", () 
 		async (how) => {
 			const dropped: number[] = [];
 			const agree: boolean[] = [];
-			let fold: PiFold | undefined;
 			const WINDOW = 32_000;
-			const h = await makeSession({
-				cwd: WORKLOAD_ROOT,
-				persist: true,
-				contextWindow: WINDOW,
-				cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
-				extensions: [
-					(api) => {
-						fold = registerPiFold(api);
-					},
-					dropper(how, dropped),
-					// After pi-fold's own context handler: what pi-fold holds against what this request shows.
-					(api: ExtensionAPI) => {
-						api.on("context", (e) => {
-							const visible = fold?.runtime
-								.get()
-								?.lattice?.window()
-								.filter((w) => w.type === "fold").length;
-							const shown = e.messages.filter((m) => textOf(m as { content: unknown }).startsWith("[pi-fold f")).length;
-							agree.push(visible === shown);
-						});
-					},
-				],
-			});
+			const { h, fold: piFold } = await behindPiFold((fold) => [
+				dropper(how, dropped),
+				// After pi-fold's own context handler: what pi-fold holds against what this request shows.
+				(api: ExtensionAPI) => {
+					api.on("context", (e) => {
+						const visible = fold()
+							?.runtime.get()
+							?.lattice?.window()
+							.filter((w) => w.type === "fold").length;
+						const shown = e.messages.filter((m) => textOf(m as { content: unknown }).startsWith("[pi-fold f")).length;
+						agree.push(visible === shown);
+					});
+				},
+			]);
+			const fold = piFold();
 			try {
 				h.script(workloadSteps(40, { seed: 7, readLines: { min: 400, max: 2000 }, windowLimit: WINDOW }));
 				await h.session.prompt(WORKLOAD_PROMPT);
@@ -328,38 +320,25 @@ describe("a record damaged in the store while the session runs", () => {
 	}, 120_000);
 
 	it("is checked before a consolidation names it: written again first, said, and every fold verifies", async () => {
-		let fold: PiFold | undefined;
 		const damaged = new Map<string, string>();
 		const WINDOW = 32_000;
-		const h = await makeSession({
-			cwd: WORKLOAD_ROOT,
-			persist: true,
-			contextWindow: WINDOW,
-			cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 },
-			extensions: [
-				(api) => {
-					fold = registerPiFold(api);
-				},
-				// Halfway: every standing root's record damaged in the store, none of them read.
-				(api: ExtensionAPI) => {
-					api.on("turn_start", (e, ctx) => {
-						const open = fold?.runtime.get()?.view;
-						if (e.turnIndex !== 24 || !open) return;
-						for (const id of open.lattice.visibleRoots()) {
-							const hash = open.records.get(id);
-							if (!hash) continue;
-							damaged.set(id, hash);
-							damageStored(
-								ctx.sessionManager.getSessionFile() as string,
-								ctx.sessionManager.getSessionId(),
-								"record",
-								hash,
-							);
-						}
-					});
-				},
-			],
-		});
+		const { h, fold: piFold } = await behindPiFold((fold) => [
+			// Halfway: every standing root's record damaged in the store, none of them read.
+			(api: ExtensionAPI) => {
+				api.on("turn_start", (e, ctx) => {
+					const open = fold()?.runtime.get()?.view;
+					if (e.turnIndex !== 24 || !open) return;
+					for (const id of open.lattice.visibleRoots()) {
+						const hash = open.records.get(id);
+						if (!hash) continue;
+						damaged.set(id, hash);
+						const file = ctx.sessionManager.getSessionFile() as string;
+						damageStored(file, ctx.sessionManager.getSessionId(), "record", hash);
+					}
+				});
+			},
+		]);
+		const fold = piFold();
 		try {
 			h.script(workloadSteps(56, { seed: 7, readLines: { min: 400, max: 2000 }, windowLimit: WINDOW }));
 			await h.session.prompt(WORKLOAD_PROMPT);
