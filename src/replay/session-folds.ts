@@ -5,9 +5,9 @@
 // who may have removed pi-fold from Pi, or never had Pi on this machine.
 import type { PiFoldCore } from "../../bindings/index.ts";
 import type { FoldId, HexHash } from "../fold-types.ts";
-import { parseJournalOp } from "../session/journal.ts";
+import { journalOps, reduceJournal } from "../session/journal-state.ts";
 import { FoldStore, type VerifiedFold } from "../store/index.ts";
-import { asRecord, errorMessage, RECORD_TYPE } from "../vocabulary.ts";
+import { asRecord, errorMessage } from "../vocabulary.ts";
 import { type CheckedSession, ReplayInputError, readSessionFile } from "./session-lines.ts";
 
 /** A session-file entry, loosely: what these commands read of it. */
@@ -42,20 +42,13 @@ export function readSessionFolds(file: string, core: PiFoldCore): SessionFolds {
 	const byId = new Map<string, LooseEntry>();
 	for (const e of entries) if (typeof e.id === "string") byId.set(e.id, e);
 	const branch = branchOf(entries, byId);
+	// Every fold the file records, on any branch (a fork's folds stay readable), and the branch's own.
 	const records = new Map<FoldId, HexHash>();
-	const onBranch: FoldId[] = [];
-	const branchIds = new Set(branch.map((e) => e.id));
-	for (const e of entries) {
-		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
-		const parsed = parseJournalOp(e.data);
-		if (!parsed.ok) continue;
-		const op = parsed.op;
+	for (const op of journalOps(entries)) {
 		const folds = op.op === "commit" ? op.folds : op.op === "consolidate" ? [op.fold] : [];
-		for (const f of folds) {
-			records.set(f.id, f.record);
-			if (branchIds.has(e.id) && !onBranch.includes(f.id)) onBranch.push(f.id);
-		}
+		for (const f of folds) records.set(f.id, f.record);
 	}
+	const onBranch = reduceJournal(journalOps(branch)).committed;
 	let store: FoldStore;
 	try {
 		store = FoldStore.forSession({ sessionFile: file, sessionId }, core);

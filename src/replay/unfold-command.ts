@@ -22,7 +22,8 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import type { FoldId } from "../fold-types.ts";
-import { type JournalOp, parseJournalOp } from "../session/journal.ts";
+import type { JournalOp } from "../session/journal.ts";
+import { journalOps, reduceJournal } from "../session/journal-state.ts";
 import { syncDir } from "../store/atomic.ts";
 import { RECORD_TYPE } from "../vocabulary.ts";
 import { contentOf, FoldReadError, type LooseEntry, type SessionFolds, verifiedFold } from "./session-folds.ts";
@@ -119,11 +120,8 @@ export function planUnfold(s: SessionFolds): UnfoldPlan {
 function markedEntries(s: SessionFolds): Set<string> {
 	const at = new Map(s.branch.map((e, i) => [e.id as string, i]));
 	const out = new Set<string>();
-	for (const e of s.branch) {
-		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
-		const parsed = parseJournalOp(e.data);
-		if (!parsed.ok || parsed.op.op !== "mark") continue;
-		const [from, to] = [at.get(parsed.op.from), at.get(parsed.op.to)];
+	for (const mark of reduceJournal(journalOps(s.branch)).marks) {
+		const [from, to] = [at.get(mark.from), at.get(mark.to)];
 		if (from === undefined || to === undefined) continue;
 		for (let i = from; i <= to; i++) out.add(s.branch[i].id as string);
 	}
@@ -133,16 +131,8 @@ function markedEntries(s: SessionFolds): Set<string> {
 /** The folds of the branch's records still folded, parents before their children (expand is outside-in). */
 function stillFolded(s: SessionFolds): FoldId[] {
 	const state = new Map<FoldId, "committed" | "expanded">();
-	for (const e of s.branch) {
-		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
-		const parsed = parseJournalOp(e.data);
-		if (!parsed.ok) continue;
-		const op = parsed.op;
-		if (op.op === "commit") for (const f of op.folds) state.set(f.id, "committed");
-		else if (op.op === "consolidate") state.set(op.fold.id, "committed");
-		else if ((op.op === "expand" || op.op === "refold") && state.has(op.id))
-			state.set(op.id, op.op === "expand" ? "expanded" : "committed");
-	}
+	for (const f of reduceJournal(journalOps(s.branch)).folds.values())
+		if (f.state !== "pending") state.set(f.id, f.state);
 	const children = new Map<FoldId, FoldId[]>();
 	const nested = new Set<FoldId>();
 	for (const id of state.keys()) {

@@ -6,7 +6,8 @@
 // mark, a consolidation is a committed fold of its own, expand and refold toggle a standing fold.
 // Pure, no Node: the view's page may use it too.
 import type { FoldId, HexHash } from "../fold-types.ts";
-import type { JournalOp } from "./journal.ts";
+import { RECORD_TYPE } from "../vocabulary.ts";
+import { type JournalOp, parseJournalOp } from "./journal.ts";
 
 export type JournalFoldState = "pending" | "committed" | "expanded";
 
@@ -33,6 +34,17 @@ export interface JournalState {
 	pinned: Set<string>;
 	/** Every span a mark covered, withdrawn or not (entries pi-fold may have edited). */
 	marks: { id: FoldId; from: string; to: string }[];
+}
+
+/** pi-fold's records among session entries (as a file holds them), parsed, in order; unreadable ones left out. */
+export function journalOps(entries: Iterable<{ type: string; customType?: unknown; data?: unknown }>): JournalOp[] {
+	const out: JournalOp[] = [];
+	for (const e of entries) {
+		if (e.type !== "custom" || e.customType !== RECORD_TYPE) continue;
+		const parsed = parseJournalOp(e.data);
+		if (parsed.ok) out.push(parsed.op);
+	}
+	return out;
 }
 
 /** The records' ops in order, reduced. Ops that name a fold the records never made are passed over. */
