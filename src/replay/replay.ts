@@ -35,7 +35,7 @@ import { type ModelRef, mainModel, modelKeyOf, modelRefOf, type Transcript, tran
 interface ReplayOptions {
 	/** The model's context window (default: Pi's catalog entry for the session's main model). */
 	window?: number;
-	/** pi-fold's serving budget, providerInputBudget (default: the window minus an output reservation). */
+	/** pi-fold's serving budget, providerInputBudget (default: the session's receipts', else the window minus an output reservation). */
 	budget?: number;
 	/** pi-fold thresholds (default: the runtime's). */
 	thresholds?: Partial<Thresholds>;
