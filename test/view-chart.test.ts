@@ -176,6 +176,19 @@ describe.skipIf(!lookup.ok)("the view's chart in headless Chromium", () => {
 		expect(said).toContain(`for ${usd(curve.fold.cost)} against ${usd(curve.native.cost)} with native compaction`);
 		const saved = curve.native.cost - curve.fold.cost;
 		expect(said).toContain(saved >= 0 ? `${usd(saved)} saved` : `${usd(-saved)} more`);
+		// Dollars so far, under each arm: each ends at its arm's cost, on an axis of round steps.
+		for (const [cls, arm] of [
+			["native", curve.native],
+			["fold", curve.fold],
+		] as const) {
+			const total = Number(await p.getAttribute(`.cost-chart polyline.${cls}`, "data-total"));
+			expect(Math.abs(total - arm.cost)).toBeLessThan(1e-9);
+			expect(await p.textContent(`.cost-chart .spent-label.${cls}`)).toContain(usd(arm.cost));
+		}
+		expect(isNiceStep(Number(await p.getAttribute(".cost-chart", "data-step")))).toBe(true);
+		expect(Number(await p.getAttribute(".cost-chart", "data-top"))).toBeGreaterThanOrEqual(
+			Math.max(curve.native.cost, curve.fold.cost),
+		);
 		// Sized by what is drawn.
 		const drawn = Math.max(...data.requests.map(barOf), ...curve.native.prompts, ...curve.fold.prompts);
 		await expectReadableAxis(p, drawn);

@@ -14,9 +14,9 @@ export interface Axis {
 	step: number;
 }
 
-/** The smallest round step that covers `max` in at most MOST_TICKS intervals, and the top it reaches. */
+/** The smallest round step that covers `max` (tokens, dollars: any size above 0) in at most MOST_TICKS intervals, and the top it reaches. */
 export function niceAxis(max: number): Axis {
-	const target = Math.max(1, max);
+	const target = max > 0 && Number.isFinite(max) ? max : 1;
 	let power = 10 ** Math.floor(Math.log10(target / MOST_TICKS));
 	for (;;) {
 		for (const m of NICE) {

@@ -8,9 +8,10 @@ import type { NativeAnswer, NativeCurve, RequestPoint, ViewData } from "../view-
 import { type Axis, labelsThatFit, niceAxis, tickLabel } from "./chart-scale.ts";
 import { num, s, usd } from "./dom.ts";
 
-const W = 1000;
+export const W = 1000;
 const H = 290;
-const PAD = { left: 52, right: 12, top: 18, bottom: 28 };
+/** The plot's margins; the cost chart below uses the same left and right, so their requests line up. */
+export const PAD = { left: 52, right: 12, top: 18, bottom: 28 };
 
 /** Lines (budget, threshold, price tier) are drawn when within this factor of the tallest bar or curve. */
 const LINE_REACH = 1.5;
@@ -124,7 +125,7 @@ export function chartPlan(view: ViewData, native: NativeAnswer): ChartPlan {
 	const unfoldedCapped = unfoldedPeak > UNFOLDED_REACH * drawn;
 	const top = Math.max(drawn, ...limits.map((l) => l.tokens), unfoldedCapped ? 0 : unfoldedPeak);
 	// A little headroom, so the tallest bar does not touch the commit labels.
-	const axis = niceAxis(top * 1.04);
+	const axis = niceAxis(Math.max(1, top * 1.04));
 	return {
 		axis,
 		drawn,
@@ -167,7 +168,8 @@ export function chart(view: ViewData, native: NativeAnswer, plan = chartPlan(vie
 		"data-step": axis.step,
 		"data-drawn": plan.drawn,
 	});
-	for (let t = 0; t <= axis.top + axis.step / 2; t += axis.step) {
+	for (let k = 0; k * axis.step <= axis.top * (1 + 1e-9); k++) {
+		const t = k * axis.step;
 		svg.append(s("line", { x1: PAD.left, x2: W - PAD.right, y1: y(t), y2: y(t), class: "grid" }));
 		svg.append(
 			s(

@@ -5,6 +5,7 @@ import { loadCoreAsync } from "../../../bindings/index.ts";
 import type { NativeAnswer } from "../view-data.ts";
 import { chart, chartPlan } from "./chart.ts";
 import type { PageContext } from "./context.ts";
+import { costChart } from "./cost-chart.ts";
 import { h } from "./dom.ts";
 import { renderFold } from "./fold-panel.ts";
 import { legend, savingsLine } from "./legend.ts";
@@ -41,9 +42,12 @@ async function main(): Promise<void> {
 	const drawChart = (native: NativeAnswer) => {
 		const plan = chartPlan(view, native);
 		chartBox.replaceChildren(
-			...[savingsLine(view, native), chart(view, native, plan), legend(view, native, plan)].filter(
-				(e) => e !== undefined,
-			),
+			...[
+				savingsLine(view, native),
+				chart(view, native, plan),
+				native.state === "ready" ? costChart(native, view.requests.length) : undefined,
+				legend(view, native, plan),
+			].filter((e) => e !== undefined),
 		);
 	};
 	root.replaceChildren(
