@@ -91,6 +91,43 @@ describe("a recorded pi-fold session replays as it ran", () => {
 	});
 });
 
+describe("a recorded pi-fold session replays with the budget it ran with", () => {
+	it("its commit receipts set the budget: the same commits as the live run, and no request past the window", async () => {
+		const rec = await recordedFold();
+		const result = await replayFile(rec.file, core, { window: FOLD_WINDOW });
+		expect(result.settings).toMatchObject({ budget: FOLD_BUDGET, budgetSource: "session" });
+		expect(result.settings.budgetWhy).toMatch(/^the budget the session ran with, as its commit receipts record it/);
+		const fold = policy(result, "pi-fold");
+		expect(fold.events.map((e) => e.request)).toEqual(rec.rewritten);
+		expect(fold.overWindow).toBe(0);
+		expect(result.fenced).toBe(0);
+		expect(textReport(result)).not.toMatch(/pi-fold: \d+ request\(s\) larger than the context window/);
+		// --budget still wins; --model replays the session as that model, with that model's budget.
+		const given = await replayFile(rec.file, core, { window: FOLD_WINDOW, budget: FOLD_BUDGET + 2_000 });
+		expect(given.settings).toMatchObject({ budget: FOLD_BUDGET + 2_000, budgetSource: "--budget" });
+		const opus = await replayFile(rec.file, core, { model: { provider: "anthropic", id: "claude-opus-4-5" } });
+		expect(opus.settings.budgetSource).toBe("model");
+		expect(opus.settings.budget).toBeGreaterThan(FOLD_WINDOW);
+	});
+
+	it("each request's cost is its record's at the replay's prices, a compaction's summary with the request before it", async () => {
+		const rec = await recordNative();
+		const result = await replayFile(rec.file, core, {
+			window: NATIVE_WINDOW,
+			reserveTokens: NATIVE_RESERVE,
+			keepRecentTokens: NATIVE_KEEP,
+		});
+		for (const [k, p] of result.policies.entries()) {
+			expect(p.costs).toHaveLength(p.prompts.length);
+			const sum = p.costs.reduce((a, b) => a + b, 0);
+			expect(Math.abs(sum - result.arms[k].cost), p.name).toBeLessThan(1e-9 * Math.max(1, result.arms[k].cost));
+			expect(p.costs.every((c) => c > 0)).toBe(true);
+		}
+		// Native's summaries are in its costs: without them its requests would not sum to its cost.
+		expect(policy(result, "native").records.some((r) => r.kind === "summary")).toBe(true);
+	});
+});
+
 describe("a recorded session with Pi's native compaction replays as it ran", () => {
 	let rec: Recording;
 	let result: ReplayResult;

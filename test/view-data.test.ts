@@ -3,21 +3,24 @@
 // the records commit, and the most recent session of a folder is the one Pi would continue.
 import { appendFileSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { tempDir } from "../harness/pi-harness.ts";
 import { parseArgs } from "../src/cli/args.ts";
 import { estimateMessages } from "../src/meter/estimate.ts";
+import { replayFile } from "../src/replay/replay.ts";
 import { loadSession } from "../src/replay/session-file.ts";
 import { readSessionFolds } from "../src/replay/session-folds.ts";
 import { transcriptOf } from "../src/replay/transcript.ts";
 import { appendToSession, planUnfold, unfoldEntries } from "../src/replay/unfold-command.ts";
+import { curveOf } from "../src/view/native-curve.ts";
 import { recentSession, sessionDirOf } from "../src/view/recent-session.ts";
 import { sessionView } from "../src/view/session-view.ts";
 import { RECORD_TYPE } from "../src/vocabulary.ts";
 import { damageStored } from "./helpers/damage.ts";
 import { FIXTURE, fixtureAvailable } from "./helpers/fixture-entries.ts";
-import { copySession, FOLD_BUDGET, recordedFold } from "./helpers/replay-recordings.ts";
+import { copySession, FOLD_BUDGET, FOLD_WINDOW, recordedFold, recordPiAlone } from "./helpers/replay-recordings.ts";
 
 const core = nodeCore();
 
@@ -96,6 +99,38 @@ describe.skipIf(!fixtureAvailable())("the real session fixture (legacy format, t
 async function copyRecorded(): Promise<string> {
 	return copySession((await recordedFold()).file, "view-copy");
 }
+
+describe("the replay the view draws beside a session", () => {
+	it("carries pi-fold's arm as `pi-fold replay` computes it: each request's window and cost, its commits, its peak", async () => {
+		const rec = await recordPiAlone();
+		const result = await replayFile(rec.file, core, { window: FOLD_WINDOW });
+		const curve = curveOf(result);
+		if (curve.state !== "ready") throw new Error("no curve");
+		const fold = result.policies.find((p) => p.name === "pi-fold");
+		expect(fold).toBeDefined();
+		expect(curve.fold.prompts).toEqual(fold?.prompts);
+		expect(curve.fold.prompts).toHaveLength(rec.work.length);
+		expect(curve.fold.rewrites.map((c) => c.request)).toEqual(fold?.events.map((e) => e.request));
+		expect(curve.fold.rewrites.length).toBeGreaterThan(0);
+		for (const [name, arm] of [
+			["pi-fold", curve.fold],
+			["native", curve.native],
+		] as const) {
+			const report = result.arms.find((a) => a.name === name);
+			expect(arm.cost).toBe(report?.cost);
+			expect(arm.peak).toBe(report?.peakPromptTokens);
+			expect(Math.abs(arm.costs.reduce((a, b) => a + b, 0) - arm.cost)).toBeLessThan(1e-9);
+		}
+		// Native's threshold is its own figure: the window minus its reserveTokens, not pi-fold's budget.
+		expect(curve.threshold).toBe(FOLD_WINDOW - DEFAULT_COMPACTION_SETTINGS.reserveTokens);
+		expect(curve.budget).toBe(result.settings.budget);
+		expect(curve.budget).not.toBe(curve.threshold);
+		console.log(
+			`[view-data] pi-fold arm: ${curve.fold.rewrites.length} commits, $${curve.fold.cost.toFixed(4)}, peak ${curve.fold.peak}; ` +
+				`native: ${curve.native.rewrites.length} compactions, $${curve.native.cost.toFixed(4)}, peak ${curve.native.peak}; none peak ${Math.max(...curve.none)}`,
+		);
+	}, 120_000);
+});
 
 describe("fold states as the records leave them", () => {
 	it("after `pi-fold unfold` every fold shows expanded, and the window after it holds no briefs", async () => {

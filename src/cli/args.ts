@@ -17,7 +17,7 @@ request's window, native compaction beside it, the fold tree, search over every 
 each fold's originals verified in the page by the WebAssembly core. It serves on 127.0.0.1 only,
 under a random token in the URL it prints, and reads without writing (the session may be open in
 Pi); --out writes the same page as one self-contained file instead. Ctrl-C stops the server.
---window and --model are passed to the replay that draws native compaction beside the session.
+--window and --model are passed to the replay that draws native compaction and pi-fold beside the session.
 
 Replays a recorded Pi session offline (no model is called) and shows, side by side, what pi-fold,
 Pi's native compaction and no context management would have sent: tokens, cache reads, cost,
@@ -25,7 +25,8 @@ peak context, rewrites; optionally a chart of prompt size per request.
 
 Options:
   --window <tokens>              the model's context window (default: Pi's catalog entry for the session's model)
-  --budget <tokens>              pi-fold's serving budget (default: the window minus an output reservation)
+  --budget <tokens>              pi-fold's serving budget (default: the one a pi-fold session's commit receipts
+                                 record, else the window minus an output reservation)
   --model <provider/id>          replay as if the session ran on this model of Pi's catalog: its window,
                                  output reservation, price tiers (pi-fold's budget) and prices
   --price-card <file.json>       prices in $ per million tokens for every request (default: each request's

@@ -17,7 +17,7 @@ import { type BudgetLimit, budgetWhy, type PriceTierLimit, servingBudget } from 
 import { cacheTtlSeconds } from "../meter/request-pace.ts";
 import { type ArmExtras, type ArmReport, type RequestRecord, summarizeArm } from "../report/arm-report.ts";
 import { type IndexCoverage, indexCoverage } from "../report/index-coverage.ts";
-import type { PriceCard } from "../report/price-card.ts";
+import { costOf, type PriceCard, type Pricing } from "../report/price-card.ts";
 import type { Thresholds } from "../vocabulary.ts";
 import type { Policy, PolicyEvent, PolicyName } from "./arm.ts";
 import { FoldPolicy } from "./arm-fold.ts";
@@ -35,7 +35,7 @@ import { type ModelRef, mainModel, modelKeyOf, modelRefOf, type Transcript, tran
 interface ReplayOptions {
 	/** The model's context window (default: Pi's catalog entry for the session's main model). */
 	window?: number;
-	/** pi-fold's serving budget, providerInputBudget (default: the window minus an output reservation). */
+	/** pi-fold's serving budget, providerInputBudget (default: the session's receipts', else the window minus an output reservation). */
 	budget?: number;
 	/** pi-fold thresholds (default: the runtime's). */
 	thresholds?: Partial<Thresholds>;
@@ -60,6 +60,11 @@ export interface PolicyResult {
 	records: RequestRecord[];
 	/** Prompt tokens of each work request (index = request number). */
 	prompts: number[];
+	/**
+	 * Dollars of each work request at the replay's prices (index = request number), with the requests
+	 * the policy made on its own right after it (a compaction's summary): they sum to the arm's cost.
+	 */
+	costs: number[];
 	events: PolicyEvent[];
 	/** Requests that were not pure appends of the previous one: made by the policy (attributed) or not. */
 	rewrites: { attributed: number; unattributed: number };
@@ -80,7 +85,8 @@ export interface ReplayResult {
 		windowSource: "--window" | "catalog";
 		maxTokens?: number;
 		budget: number;
-		budgetSource: "--budget" | "model";
+		/** --budget; the session's own (its commit receipts record it, when pi-fold ran on it); else the model's. */
+		budgetSource: "--budget" | "session" | "model";
 		/** Which limit set the budget (window, the model's price tier, --budget), and why, as status says it. */
 		budgetLimit: BudgetLimit;
 		budgetWhy: string;
@@ -119,6 +125,16 @@ function percentile(xs: readonly number[], p: number): number {
 	return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 }
 
+/** Each work request's cost, with the policy's own requests that follow it. */
+function requestCosts(records: readonly RequestRecord[], pricing: PriceCard | Pricing): number[] {
+	const costs: number[] = [];
+	for (const r of records) {
+		if (r.kind === "work" || costs.length === 0) costs.push(costOf(r, pricing));
+		else costs[costs.length - 1] += costOf(r, pricing);
+	}
+	return costs;
+}
+
 /** The settings of the three policies: the flags given, else the session's model and Pi's defaults. */
 async function resolveSettings(file: string, transcript: Transcript, options: ReplayOptions) {
 	const main = mainModel(transcript);
@@ -142,8 +158,11 @@ async function resolveSettings(file: string, transcript: Transcript, options: Re
 		...(catalog?.maxTokens ? { maxTokens: catalog.maxTokens } : {}),
 		...(catalog?.cost ? { cost: catalog.cost } : {}),
 	};
+	// A session pi-fold ran on replays with the budget it ran with, unless told otherwise (--model
+	// replays it as another model's: that model's budget).
+	const given = options.budget ?? (options.model ? undefined : transcript.receiptBudget);
 	const parsed = parseOptions({
-		...(options.budget === undefined ? {} : { providerInputBudget: options.budget }),
+		...(given === undefined ? {} : { providerInputBudget: given }),
 		...(options.thresholds === undefined ? {} : { thresholds: options.thresholds }),
 	});
 	if (!parsed.ok) throw new ReplayInputError(`invalid pi-fold settings: ${parsed.problems.join("; ")}`);
@@ -167,7 +186,17 @@ async function resolveSettings(file: string, transcript: Transcript, options: Re
 		...(options.priceCard ? { card: options.priceCard } : {}),
 		...(options.model ? { servedAs: options.model } : {}),
 	});
-	return { limits, settings: parsed.settings, budget, native, prices };
+	const budgetSource: BudgetSource =
+		options.budget !== undefined ? "--budget" : given !== undefined ? "session" : "model";
+	return { limits, settings: parsed.settings, budget, budgetSource, native, prices };
+}
+
+type BudgetSource = ReplayResult["settings"]["budgetSource"];
+
+/** Why the budget is what it is; for the session's own, what its receipts say and the window it is weighed against. */
+function budgetReason(budget: Extract<ReturnType<typeof servingBudget>, { ok: true }>, source: BudgetSource): string {
+	if (source !== "session") return budgetWhy(budget);
+	return `the budget the session ran with, as its commit receipts record it${budget.window === undefined ? "" : `; window ${budget.window.toLocaleString("en-US")}`}`;
 }
 
 /** Replay a session file (ReplayInputError when it cannot be replayed: session-lines.ts). */
@@ -192,7 +221,11 @@ async function replaySession(
 	const transcript = transcriptOf(session);
 	if (transcript.turns === 0)
 		throw new ReplayInputError(`${session.file}: the session has no assistant messages: nothing to replay`);
-	const { limits, settings, budget, native, prices } = await resolveSettings(session.file, transcript, options);
+	const { limits, settings, budget, budgetSource, native, prices } = await resolveSettings(
+		session.file,
+		transcript,
+		options,
+	);
 	const window = limits.contextWindow;
 	const main = mainModel(transcript);
 	const mainKey = main ? modelKeyOf(main) : "unknown";
@@ -221,6 +254,7 @@ async function replaySession(
 		name: p.name,
 		records: [],
 		prompts: [],
+		costs: [],
 		events: [],
 		rewrites: { attributed: 0, unattributed: 0 },
 		overWindow: 0,
@@ -239,6 +273,7 @@ async function replaySession(
 	for (let k = 0; k < policies.length; k++) {
 		results[k].events = [...policies[k].events()];
 		results[k].problems = [...policies[k].problems()];
+		results[k].costs = requestCosts(results[k].records, prices.pricing);
 	}
 	// pi-fold's rewrites are the runtime's own counters (its context hook saw every request).
 	const counters = fold.runtime.recorder.counters();
@@ -261,7 +296,7 @@ async function replaySession(
 		model: mainKey,
 		requests: transcript.turns,
 		settings: replaySettings({
-			...{ options, window, limits, budget, settings, native, prices, transcript, cacheTtl },
+			...{ options, window, limits, budget, budgetSource, settings, native, prices, transcript, cacheTtl },
 			foldPolicy: fold.runtime.status().policy.policy,
 		}),
 		dropped: transcript.dropped,
@@ -318,6 +353,7 @@ function replaySettings(r: {
 	window: number;
 	limits: Awaited<ReturnType<typeof resolveSettings>>["limits"];
 	budget: Extract<ReturnType<typeof servingBudget>, { ok: true }>;
+	budgetSource: BudgetSource;
 	settings: Awaited<ReturnType<typeof resolveSettings>>["settings"];
 	native: NativeSettings;
 	prices: Awaited<ReturnType<typeof resolveSettings>>["prices"];
@@ -325,16 +361,17 @@ function replaySettings(r: {
 	cacheTtl: number;
 	foldPolicy: "cost" | "band";
 }): ReplayResult["settings"] {
-	const { options, window, limits, budget, settings, native, prices, transcript, cacheTtl, foldPolicy } = r;
+	const { options, window, limits, budget, budgetSource, settings, native, prices, transcript, cacheTtl, foldPolicy } =
+		r;
 	return {
 		...(options.model ? { servedAs: modelKeyOf(options.model) } : {}),
 		window,
 		windowSource: options.window === undefined ? "catalog" : "--window",
 		...(limits.maxTokens ? { maxTokens: limits.maxTokens } : {}),
 		budget: budget.budget,
-		budgetSource: budget.source === "providerInputBudget" ? "--budget" : "model",
+		budgetSource,
 		budgetLimit: budget.limit,
-		budgetWhy: budgetWhy(budget),
+		budgetWhy: budgetReason(budget, budgetSource),
 		...(budget.tier ? { priceTier: budget.tier } : {}),
 		thresholds: settings.thresholds,
 		cacheTtl,

@@ -6,6 +6,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage, ToolResultMessage } from "@earendil-works/pi-ai";
 import { buildSessionProjection, type SessionEntry, type SessionMessageEntry } from "@earendil-works/pi-coding-agent";
+import { RECEIPT_TYPE } from "../vocabulary.ts";
 import type { LoadedSession } from "./session-file.ts";
 
 export interface ModelRef {
@@ -39,6 +40,8 @@ export interface Transcript {
 	summaryChars: number[];
 	/** Entries left out because the session's context management wrote them. */
 	dropped: { compactions: number; contextEdits: number; piFold: number };
+	/** The serving budget the branch's last pi-fold commit receipt records (pi-fold ran with it). */
+	receiptBudget?: number;
 }
 
 /** Custom types pi-fold writes (records, receipts, notices) all start with this. */
@@ -65,7 +68,11 @@ export function transcriptOf(session: LoadedSession): Transcript {
 	const dropped = { compactions: 0, contextEdits: 0, piFold: 0 };
 	const summaryChars: number[] = [];
 	const kept: SessionEntry[] = [];
+	let receiptBudget: number | undefined;
 	for (const entry of branch) {
+		const budget =
+			entry.type === "custom_message" && entry.customType === RECEIPT_TYPE && receiptBudgetOf(entry.details);
+		if (budget) receiptBudget = budget;
 		if (entry.type === "compaction") {
 			dropped.compactions++;
 			if (typeof entry.summary === "string") summaryChars.push(entry.summary.length);
@@ -111,7 +118,13 @@ export function transcriptOf(session: LoadedSession): Transcript {
 		request++;
 		turnIndex++;
 	}
-	return { steps, turns: request, models, summaryChars, dropped };
+	return { steps, turns: request, models, summaryChars, dropped, ...(receiptBudget ? { receiptBudget } : {}) };
+}
+
+/** A receipt's budget, when it records a usable one. */
+function receiptBudgetOf(details: unknown): number | undefined {
+	const budget = (details as { budget?: unknown } | undefined)?.budget;
+	return typeof budget === "number" && Number.isSafeInteger(budget) && budget > 0 ? budget : undefined;
 }
 
 /** The session's main model: the one that answered most requests (the latest of equals). */

@@ -1,24 +1,42 @@
-// Pi's native compaction over the same session, as `pi-fold replay` computes it: the replay runs
-// in a child process (it loads Pi and takes seconds on a long session), so the view answers at
-// once and draws the curve when it arrives. A machine without Pi gets the reason instead.
+// Pi's native compaction and pi-fold over the same session, as `pi-fold replay` computes them (each
+// request's window and its cost): the replay runs in a child process (it loads Pi and takes seconds
+// on a long session), so the view answers at once and draws the curves when they arrive. A machine
+// without Pi gets the reason instead.
 import { spawn } from "node:child_process";
+import type { PolicyName } from "../replay/arm.ts";
 import type { ReplayResult } from "../replay/replay.ts";
-import type { NativeAnswer } from "./view-data.ts";
+import type { NativeAnswer, ReplayedArm } from "./view-data.ts";
 
 /** Past this the replay is given up on (a replay of a real session takes seconds). */
 const REPLAY_TIMEOUT_MS = 300_000;
 
-/** The curve from a replay's JSON report. */
+/** One arm of a replay's JSON report, as the page draws it. */
+function armOf(r: ReplayResult, name: PolicyName): ReplayedArm {
+	const p = r.policies.find((x) => x.name === name);
+	const arm = r.arms.find((a) => a.name === name);
+	return {
+		prompts: p?.prompts ?? [],
+		costs: p?.costs ?? [],
+		cost: arm?.cost ?? 0,
+		peak: arm?.peakPromptTokens ?? 0,
+		rewrites: (p?.events ?? []).map(({ request, before, after }) => ({ request, before, after })),
+		overWindow: p?.overWindow ?? 0,
+	};
+}
+
+/** The curves from a replay's JSON report. */
 export function curveOf(r: ReplayResult): NativeAnswer {
-	const prompts = (name: string) => r.policies.find((p) => p.name === name)?.prompts ?? [];
-	const native = r.policies.find((p) => p.name === "native");
-	const tier = r.settings.priceTier;
+	const s = r.settings;
+	const tier = s.priceTier;
 	return {
 		state: "ready",
-		model: r.settings.servedAs ?? r.model,
-		window: r.settings.window,
-		budget: r.settings.budget,
-		budgetWhy: r.settings.budgetWhy,
+		model: s.servedAs ?? r.model,
+		window: s.window,
+		budget: s.budget,
+		budgetWhy: s.budgetWhy,
+		threshold: s.window - s.reserveTokens,
+		reserveTokens: s.reserveTokens,
+		priceCard: s.priceCard,
 		...(tier
 			? {
 					priceTier: {
@@ -27,9 +45,9 @@ export function curveOf(r: ReplayResult): NativeAnswer {
 					},
 				}
 			: {}),
-		native: prompts("native"),
-		none: prompts("none"),
-		compactions: (native?.events ?? []).filter((e) => e.what === "compaction").map((e) => e.request),
+		native: armOf(r, "native"),
+		fold: armOf(r, "pi-fold"),
+		none: r.policies.find((p) => p.name === "none")?.prompts ?? [],
 	};
 }
 

@@ -14,20 +14,26 @@ const STYLE = `
 body { margin: 0 auto; max-width: 1400px; padding: 12px 20px; }
 h1 { font-size: 20px; margin: 4px 0; } h2 { font-size: 16px; margin: 8px 0; }
 .muted { color: #687082; } .bad { color: #b3261e; } .ok { color: #1f7a3a; } .note { color: #8a5a00; }
-.chart { width: 100%; height: auto; background: #fff; border: 1px solid #e3e5ea; border-radius: 6px; }
-.chart .grid { stroke: #eef0f3; } .chart .axis { font-size: 11px; fill: #687082; }
+.chart, .cost-chart { width: 100%; height: auto; background: #fff; border: 1px solid #e3e5ea; border-radius: 6px; }
+:is(.chart, .cost-chart) .grid { stroke: #eef0f3; } :is(.chart, .cost-chart) .axis { font-size: 11px; fill: #687082; }
 .p-raw { fill: var(--raw); background: var(--raw); } .p-pending { fill: var(--pending); background: var(--pending); }
 .p-folded { fill: var(--folded); background: var(--folded); } .p-summary { fill: var(--summary); background: var(--summary); }
 .p-other { fill: var(--other); background: var(--other); }
 .chart .bar:hover rect { opacity: .75; }
 .chart .unfolded { fill: none; stroke: #687082; stroke-dasharray: 3 3; stroke-width: 1.2; }
-.chart .native { fill: none; stroke: #d0453a; stroke-width: 2; }
-.chart .commit { stroke: #1f7a3a; stroke-dasharray: 2 3; } .chart .commit-label { font-size: 10px; fill: #1f7a3a; }
+:is(.chart, .cost-chart) .native { fill: none; stroke: #d0453a; stroke-width: 2; }
+:is(.chart, .cost-chart) .fold { fill: none; stroke: #1f7a3a; stroke-width: 2; } .chart .peak { stroke: #fff; stroke-width: 1; }
+.chart .peak.native { fill: #d0453a; } .chart .peak.fold { fill: #1f7a3a; }
+.cost-chart { margin-top: 6px; } .cost-chart .spent-label { font-size: 11px; } .cost-chart .spent-label.native { fill: #d0453a; stroke: none; } .cost-chart .spent-label.fold { fill: #1f7a3a; stroke: none; }
+.chart .commit { stroke: #1f7a3a; stroke-dasharray: 2 3; } .chart .commit.replayed { stroke-opacity: .6; } .chart .commit-label { font-size: 10px; fill: #1f7a3a; }
+.chart .threshold line { stroke: #d0453a; stroke-dasharray: 1 3; } .chart .threshold text { font-size: 11px; fill: #d0453a; }
 .chart .budget line, .chart .budget polyline { fill: none; stroke: #b3261e; stroke-dasharray: 6 4; } .chart .budget text { font-size: 11px; fill: #b3261e; }
 .chart .tier line { stroke: #8a5a00; stroke-dasharray: 2 2; } .chart .tier text { font-size: 11px; fill: #8a5a00; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0 12px; font-size: 12px; color: #434a59; }
 .legend i { display: inline-block; width: 12px; height: 10px; margin-right: 5px; vertical-align: -1px; }
 .legend i.l-unfolded { border-top: 2px dashed #687082; height: 0; } .legend i.l-native { border-top: 2px solid #d0453a; height: 0; }
+.legend i.l-fold { border-top: 2px solid #1f7a3a; height: 0; } .legend i.l-commit { border-left: 1px dashed #1f7a3a; width: 0; height: 12px; }
+.savings { font-size: 15px; font-weight: 600; margin: 8px 0; color: #1d2330; }
 .columns { display: grid; grid-template-columns: minmax(320px, 2fr) 3fr; gap: 16px; align-items: start; }
 .tree { list-style: none; padding: 0; margin: 0; }
 .fold { padding: 6px 8px; border-left: 3px solid #d8dce4; margin: 4px 0; background: #fff; }

@@ -66,18 +66,39 @@ export interface FoldNode {
 	note?: string;
 }
 
-/** Native compaction's curve over the same requests, as `pi-fold replay` computes it. */
+/** One arm of the replay over the same requests: what each would have sent and cost. */
+export interface ReplayedArm {
+	/** Prompt tokens of each request. */
+	prompts: number[];
+	/** Dollars of each request at the replay's prices (a compaction's summary counted with the request before it). */
+	costs: number[];
+	/** The arm's dollars in all (the sum of `costs`) and its largest request. */
+	cost: number;
+	peak: number;
+	/** Its rewrites (pi-fold's commits, native's compactions): the index of the first request that carries each, and the window before and after. */
+	rewrites: { request: number; before: number; after: number }[];
+	/** Requests larger than the context window (a provider would refuse them). */
+	overWindow: number;
+}
+
+/** What `pi-fold replay` computes over the same requests: Pi's native compaction and pi-fold, side by side. */
 export interface NativeCurve {
 	state: "ready";
 	model: string;
 	window: number;
+	/** pi-fold's serving budget in the replay, and why (the session's own when its receipts record one). */
 	budget: number;
 	budgetWhy: string;
+	/** Where native compaction acts: above the window minus its reserveTokens. */
+	threshold: number;
+	reserveTokens: number;
+	/** What priced the requests, in one line. */
+	priceCard: string;
 	priceTier?: { tokens: number; label: string };
-	/** Prompt tokens per request under Pi's native compaction, and under no management. */
-	native: number[];
+	native: ReplayedArm;
+	fold: ReplayedArm;
+	/** Prompt tokens per request under no management. */
 	none: number[];
-	compactions: number[];
 }
 
 export type NativeAnswer = NativeCurve | { state: "pending" } | { state: "unavailable"; reason: string };

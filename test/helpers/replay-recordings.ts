@@ -3,6 +3,7 @@
 import { cpSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
+import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
 import { expect } from "vitest";
 import { makeSession, tempDir } from "../../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../../harness/workload.ts";
@@ -115,6 +116,30 @@ export async function recordNative(): Promise<Recording> {
 			billed: assistantsOf(h).map(promptOf),
 			work: h.captured.filter((c) => !isSummaryRequest(c.context)).map((c) => c.context.messages),
 			rewritten,
+		};
+	} finally {
+		h.dispose();
+	}
+}
+
+/** A session Pi ran alone (no pi-fold) on FOLD_WINDOW, with its default compaction settings (what a replay assumes). */
+export async function recordPiAlone(stages = STAGES): Promise<Recording> {
+	const h = await makeSession({
+		cwd: WORKLOAD_ROOT,
+		persist: true,
+		contextWindow: FOLD_WINDOW,
+		settings: { compaction: { ...DEFAULT_COMPACTION_SETTINGS, enabled: true } },
+	});
+	try {
+		h.script(workloadSteps(stages, { seed: 5 }));
+		await h.session.prompt(WORKLOAD_PROMPT);
+		const file = h.session.sessionManager.getSessionFile();
+		if (!file) throw new Error("no session file");
+		return {
+			file,
+			billed: assistantsOf(h).map(promptOf),
+			work: h.captured.filter((c) => !isSummaryRequest(c.context)).map((c) => c.context.messages),
+			rewritten: [],
 		};
 	} finally {
 		h.dispose();

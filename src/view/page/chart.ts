@@ -1,12 +1,25 @@
 // The window over the session: one stacked bar per request (what was raw, pending, shown as
 // briefs or summaries, and the rest of the prompt the provider billed), the commits as marks, and
-// native compaction's curve, the serving budget and the price tier when the replay has them.
-import type { CommitMark, NativeAnswer, RequestPoint, ViewData } from "../view-data.ts";
-import { num, s } from "./dom.ts";
+// what `pi-fold replay` computes beside it: native compaction's curve and, for a session pi-fold
+// never folded, the pi-fold curve with its commits. The y axis is sized by the bars and curves, in
+// round steps; lines far above them (the "with nothing folded" line of a long session, a budget of
+// a large window) are capped or left off, and the legend says so.
+import type { NativeAnswer, NativeCurve, RequestPoint, ViewData } from "../view-data.ts";
+import { type Axis, labelsThatFit, niceAxis, tickLabel } from "./chart-scale.ts";
+import { num, s, usd } from "./dom.ts";
 
-const W = 1000;
-const H = 280;
-const PAD = { left: 64, right: 12, top: 14, bottom: 28 };
+export const W = 1000;
+const H = 290;
+/** The plot's margins; the cost chart below uses the same left and right, so their requests line up. */
+export const PAD = { left: 52, right: 12, top: 18, bottom: 28 };
+
+/** Lines (budget, threshold, price tier) are drawn when within this factor of the tallest bar or curve. */
+const LINE_REACH = 1.5;
+/** The "with nothing folded" line sizes the axis only within this factor of the tallest bar or curve; past it, it is capped. */
+const UNFOLDED_REACH = 2;
+/** A commit label's width per character and the least gap between two labels (viewBox units; labels are 10px). */
+const LABEL_CHAR = 6.5;
+const LABEL_GAP = 4;
 
 export const PARTS = [
 	["raw", "raw entries"],
@@ -24,12 +37,109 @@ function partsOf(r: RequestPoint): Record<Part, number> {
 	return { raw: r.raw, pending: r.pending, folded: r.folded, summary: r.summary, other };
 }
 
-const total = (r: RequestPoint) => Object.values(partsOf(r)).reduce((a, b) => a + b, 0);
+/** A request's bar: everything it carried. */
+export const barTotal = (r: RequestPoint) => Object.values(partsOf(r)).reduce((a, b) => a + b, 0);
 
 /** The request with what folds and compactions kept out put back (an estimate: the originals' size). */
-const unfolded = (r: RequestPoint) => total(r) - r.folded - r.summary + r.hidden;
+const unfolded = (r: RequestPoint) => barTotal(r) - r.folded - r.summary + r.hidden;
 
-/** The chart's scales: request index to x, tokens to y. */
+/** A line across the chart at one size. */
+export interface Limit {
+	tokens: number;
+	label: string;
+	cls: string;
+	anchor: "start" | "middle" | "end";
+}
+
+/** A commit mark: the first request that carries it, and what its tooltip says. */
+interface Mark {
+	request: number;
+	title: string;
+}
+
+/** What the chart draws, decided before drawing: the legend tells the same. */
+export interface ChartPlan {
+	axis: Axis;
+	/** The tallest bar or curve drawn. */
+	drawn: number;
+	/** The commits marked: the session's own, or (a session never folded) the replayed pi-fold's. */
+	marks: Mark[];
+	replayedCommits: boolean;
+	/** The replayed pi-fold curve, drawn for a session pi-fold never folded. */
+	foldCurve?: number[];
+	limits: Limit[];
+	/** Lines left off: above the axis by more than LINE_REACH. */
+	offScale: Limit[];
+	/** The "with nothing folded" line's peak, and whether it is capped at the axis top. */
+	unfoldedPeak: number;
+	unfoldedCapped: boolean;
+}
+
+const ready = (native: NativeAnswer): NativeCurve | undefined => (native.state === "ready" ? native : undefined);
+
+const sizes = (before: number | undefined, after: number | undefined) =>
+	before !== undefined && after !== undefined ? `: ${num(before)} → ${num(after)} tokens` : "";
+
+export function chartPlan(view: ViewData, native: NativeAnswer): ChartPlan {
+	const reqs = view.requests;
+	const curve = ready(native);
+	const n = reqs.length;
+	const replayedCommits = view.commits.length === 0 && curve !== undefined;
+	const foldCurve = replayedCommits ? curve.fold.prompts.slice(0, n) : undefined;
+	const marks: Mark[] = replayedCommits
+		? curve.fold.rewrites
+				.filter((c) => c.request < n)
+				.map((c, k) => ({ request: c.request, title: `pi-fold commit ${k + 1} (replayed)${sizes(c.before, c.after)}` }))
+		: view.commits.map((c, k) => ({
+				request: c.request,
+				title: `commit ${k + 1}, ${c.folds.length} folds${sizes(c.before, c.after)}`,
+			}));
+	const drawn = Math.max(1, ...reqs.map(barTotal), ...(curve?.native.prompts.slice(0, n) ?? []), ...(foldCurve ?? []));
+	const candidates: Limit[] = [];
+	// The budget the session ran with (its receipts say it); else the one the replay works out.
+	const ran = reqs.findLast((r) => r.budget !== undefined)?.budget;
+	const budget = ran ?? curve?.budget;
+	const tierIsBudget = curve?.priceTier !== undefined && curve.priceTier.tokens === budget;
+	if (budget !== undefined) {
+		const whose = ran !== undefined ? "pi-fold's serving budget" : "pi-fold's serving budget (replayed)";
+		candidates.push({
+			tokens: budget,
+			label: `${whose} ${num(budget)}${tierIsBudget ? " (the price tier)" : ""}`,
+			cls: "budget",
+			anchor: "end",
+		});
+	}
+	if (curve) {
+		candidates.push({
+			tokens: curve.threshold,
+			label: `native compacts above ${num(curve.threshold)}`,
+			cls: "threshold",
+			anchor: "start",
+		});
+		if (curve.priceTier && !tierIsBudget)
+			candidates.push({ tokens: curve.priceTier.tokens, label: curve.priceTier.label, cls: "tier", anchor: "middle" });
+	}
+	const limits = candidates.filter((l) => l.tokens <= LINE_REACH * drawn);
+	const offScale = candidates.filter((l) => l.tokens > LINE_REACH * drawn);
+	const unfoldedPeak = Math.max(0, ...reqs.map(unfolded));
+	const unfoldedCapped = unfoldedPeak > UNFOLDED_REACH * drawn;
+	const top = Math.max(drawn, ...limits.map((l) => l.tokens), unfoldedCapped ? 0 : unfoldedPeak);
+	// A little headroom, so the tallest bar does not touch the commit labels.
+	const axis = niceAxis(Math.max(1, top * 1.04));
+	return {
+		axis,
+		drawn,
+		marks,
+		replayedCommits,
+		...(foldCurve ? { foldCurve } : {}),
+		limits,
+		offScale,
+		unfoldedPeak,
+		unfoldedCapped,
+	};
+}
+
+/** The chart's scales: request index to x, tokens to y (capped at the axis top). */
 interface Plot {
 	step: number;
 	x(i: number): number;
@@ -40,67 +150,81 @@ function plotOf(requests: number, top: number): Plot {
 	const plotW = W - PAD.left - PAD.right;
 	const plotH = H - PAD.top - PAD.bottom;
 	const step = plotW / Math.max(1, requests);
-	return { step, x: (i) => PAD.left + i * step, y: (t) => PAD.top + plotH - (t / top) * plotH };
+	return { step, x: (i) => PAD.left + i * step, y: (t) => PAD.top + plotH - (Math.min(t, top) / top) * plotH };
 }
 
-export function chart(view: ViewData, native: NativeAnswer): SVGElement {
+export function chart(view: ViewData, native: NativeAnswer, plan = chartPlan(view, native)): SVGElement {
 	const reqs = view.requests;
-	const curve = native.state === "ready" ? native : undefined;
-	// Headroom above the highest line, for the labels of the lines drawn near it.
-	const top =
-		1.08 *
-		Math.max(
-			1,
-			...reqs.map(total),
-			...reqs.map(unfolded),
-			...reqs.map((r) => r.budget ?? 0),
-			...(curve ? [...curve.native, curve.budget, curve.priceTier?.tokens ?? 0] : []),
-		);
-	const plot = plotOf(reqs.length, top);
+	const curve = ready(native);
+	const { axis } = plan;
+	const plot = plotOf(reqs.length, axis.top);
 	const { x, y, step } = plot;
 	const svg = s("svg", {
 		viewBox: `0 0 ${W} ${H}`,
 		class: "chart",
 		role: "img",
 		"aria-label": "request size per request",
+		"data-top": axis.top,
+		"data-step": axis.step,
+		"data-drawn": plan.drawn,
 	});
-	for (const frac of [0, 0.25, 0.5, 0.75, 1]) {
-		const t = top * frac;
+	for (let k = 0; k * axis.step <= axis.top * (1 + 1e-9); k++) {
+		const t = k * axis.step;
 		svg.append(s("line", { x1: PAD.left, x2: W - PAD.right, y1: y(t), y2: y(t), class: "grid" }));
-		svg.append(s("text", { x: PAD.left - 6, y: y(t) + 4, class: "axis", "text-anchor": "end" }, num(t)));
+		svg.append(
+			s(
+				"text",
+				{ x: PAD.left - 6, y: y(t) + 4, class: "axis tick", "text-anchor": "end", "data-value": t },
+				tickLabel(t),
+			),
+		);
 	}
 	reqs.forEach((r, i) => {
-		svg.append(bar(plot, i, r));
+		svg.append(bar(plot, i, r, curve, plan.foldCurve !== undefined));
 	});
-	// What the window would have held with nothing folded or compacted (estimated).
+	const mid = (i: number) => x(i) + step / 2;
+	// What the window would have held with nothing folded or compacted (estimated); capped at the top when it dwarfs the rest.
 	svg.append(
 		line(
-			reqs.map((r, i) => [x(i) + step / 2, y(unfolded(r))]),
-			"unfolded",
+			reqs.map((r, i) => [mid(i), y(unfolded(r))]),
+			plan.unfoldedCapped ? "unfolded capped" : "unfolded",
+			{ "data-peak": plan.unfoldedPeak },
 		),
 	);
-	view.commits.forEach((c, k) => {
-		svg.append(commitMark(plot, c, k));
+	plan.marks.forEach((m) => {
+		svg.append(commitLine(plot, m, plan.replayedCommits));
 	});
-	// The budget the session ran with (its receipts say it); else the one the replay works out.
-	const ran = reqs.findLast((r) => r.budget !== undefined)?.budget;
-	if (ran !== undefined)
-		svg.append(
-			steps(
-				plot,
-				reqs.map((r) => r.budget),
-			),
-			limit(y(ran), `pi-fold's serving budget ${num(ran)}`, "budget", false),
-		);
+	svg.append(...commitLabels(plot, plan));
+	const ran = reqs.some((r) => r.budget !== undefined);
+	for (const l of plan.limits) {
+		if (l.cls === "budget" && ran)
+			svg.append(
+				steps(
+					plot,
+					reqs.map((r) => r.budget),
+				),
+				limit(y(l.tokens), l, false),
+			);
+		else svg.append(limit(y(l.tokens), l));
+	}
 	if (curve) {
+		const nativeCurve = curve.native.prompts.slice(0, reqs.length);
 		svg.append(
 			line(
-				curve.native.slice(0, reqs.length).map((t, i) => [x(i) + step / 2, y(t)]),
+				nativeCurve.map((t, i) => [mid(i), y(t)]),
 				"native",
 			),
+			peak(plot, nativeCurve, "native", "native compaction's peak"),
 		);
-		if (ran === undefined) svg.append(limit(y(curve.budget), `serving budget ${num(curve.budget)}`, "budget"));
-		if (curve.priceTier) svg.append(limit(y(curve.priceTier.tokens), curve.priceTier.label, "tier"));
+	}
+	if (plan.foldCurve) {
+		svg.append(
+			line(
+				plan.foldCurve.map((t, i) => [mid(i), y(t)]),
+				"fold",
+			),
+			peak(plot, plan.foldCurve, "fold", "pi-fold's peak (replayed)"),
+		);
 	}
 	svg.append(
 		s("text", { x: W / 2, y: H - 6, class: "axis", "text-anchor": "middle" }, `request (1 to ${reqs.length})`),
@@ -108,9 +232,9 @@ export function chart(view: ViewData, native: NativeAnswer): SVGElement {
 	return svg;
 }
 
-function bar(plot: Plot, i: number, r: RequestPoint): SVGElement {
+function bar(plot: Plot, i: number, r: RequestPoint, curve: NativeCurve | undefined, withFold: boolean): SVGElement {
 	const parts = partsOf(r);
-	const g = s("g", { class: "bar" }, s("title", {}, barTitle(i, r, parts)));
+	const g = s("g", { class: "bar" }, s("title", {}, barTitle(i, r, parts, curve, withFold)));
 	let base = 0;
 	for (const [part] of PARTS) {
 		const v = parts[part];
@@ -130,27 +254,50 @@ function bar(plot: Plot, i: number, r: RequestPoint): SVGElement {
 	return g;
 }
 
-function commitMark(plot: Plot, c: CommitMark, k: number): SVGElement {
-	const cx = plot.x(c.request);
-	const sizes = c.before !== undefined && c.after !== undefined ? `: ${num(c.before)} → ${num(c.after)} tokens` : "";
+function commitLine(plot: Plot, m: Mark, replayed: boolean): SVGElement {
+	const cx = plot.x(m.request);
 	return s(
-		"g",
-		{},
-		s(
-			"line",
-			{ x1: cx, x2: cx, y1: PAD.top, y2: H - PAD.bottom, class: "commit" },
-			s("title", {}, `commit ${k + 1}, ${c.folds.length} folds${sizes}`),
-		),
-		s("text", { x: cx + 2, y: PAD.top + 10, class: "commit-label" }, `c${k + 1}`),
+		"line",
+		{ x1: cx, x2: cx, y1: PAD.top, y2: H - PAD.bottom, class: replayed ? "commit replayed" : "commit" },
+		s("title", {}, m.title),
 	);
 }
 
-function limit(ly: number, label: string, cls: string, rule = true): SVGElement {
+/** The commits' labels (c1, c2...): each one that fits after the last one drawn; the tooltips name them all. */
+function commitLabels(plot: Plot, plan: ChartPlan): SVGElement[] {
+	const placed = plan.marks.map((m, k) => {
+		const text = `c${k + 1}`;
+		const width = text.length * LABEL_CHAR;
+		const cx = plot.x(m.request);
+		// A label that would run past the right edge sits left of its mark.
+		const x = cx + 2 + width > W - PAD.right ? cx - 2 - width : cx + 2;
+		return { text, x, width };
+	});
+	const keep = labelsThatFit(placed, LABEL_GAP);
+	return placed.flatMap((p, k) =>
+		keep[k] ? [s("text", { x: p.x, y: PAD.top - 4, class: "commit-label", "data-commit": k + 1 }, p.text)] : [],
+	);
+}
+
+function limit(ly: number, l: Limit, rule = true): SVGElement {
+	const x =
+		l.anchor === "start" ? PAD.left + 4 : l.anchor === "middle" ? (PAD.left + W - PAD.right) / 2 : W - PAD.right - 4;
 	return s(
 		"g",
-		{ class: cls },
+		{ class: l.cls, "data-tokens": l.tokens },
 		rule ? s("line", { x1: PAD.left, x2: W - PAD.right, y1: ly, y2: ly }) : undefined,
-		s("text", { x: W - PAD.right - 4, y: ly - 4, "text-anchor": "end" }, label),
+		s("text", { x, y: ly - 4, "text-anchor": l.anchor }, l.label),
+	);
+}
+
+/** A dot on a curve's largest request. */
+function peak(plot: Plot, values: readonly number[], cls: string, what: string): SVGElement {
+	if (values.length === 0) return s("g");
+	const at = values.indexOf(Math.max(...values));
+	return s(
+		"circle",
+		{ cx: plot.x(at) + plot.step / 2, cy: plot.y(values[at]), r: 3.5, class: `peak ${cls}`, "data-tokens": values[at] },
+		s("title", {}, `${what}: ${num(values[at])} tokens, request ${at + 1}`),
 	);
 }
 
@@ -163,14 +310,30 @@ function steps(plot: Plot, values: (number | undefined)[]): SVGElement {
 	return s("g", { class: "budget" }, line(points, "steps"));
 }
 
-function line(points: [number, number][], cls: string): SVGElement {
-	return s("polyline", { points: points.map(([a, b]) => `${a.toFixed(1)},${b.toFixed(1)}`).join(" "), class: cls });
+function line(points: [number, number][], cls: string, attrs: Record<string, number> = {}): SVGElement {
+	return s("polyline", {
+		points: points.map(([a, b]) => `${a.toFixed(1)},${b.toFixed(1)}`).join(" "),
+		class: cls,
+		...attrs,
+	});
 }
 
-function barTitle(i: number, r: RequestPoint, parts: Record<Part, number>): string {
+function barTitle(
+	i: number,
+	r: RequestPoint,
+	parts: Record<Part, number>,
+	curve: NativeCurve | undefined,
+	withFold: boolean,
+): string {
 	const lines = [`request ${i + 1} (entry ${r.entryId})`];
 	for (const [part, label] of PARTS) if (parts[part] > 0) lines.push(`${label}: ${num(parts[part])}`);
 	if (r.hidden > 0) lines.push(`kept out of the window: ${num(r.hidden)}`);
 	if (r.billed !== undefined) lines.push(`billed prompt: ${num(r.billed)}`);
+	if (curve) {
+		const arm = (name: string, a: NativeCurve["native"]) =>
+			a.prompts[i] === undefined ? [] : [`${name}: ${num(a.prompts[i])} tokens, ${usd(a.costs[i] ?? 0)}`];
+		lines.push(...arm("native compaction (replayed)", curve.native));
+		if (withFold) lines.push(...arm("pi-fold (replayed)", curve.fold));
+	}
 	return lines.join("\n");
 }

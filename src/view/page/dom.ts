@@ -30,3 +30,9 @@ export function s(tag: string, attrs: Record<string, string | number | undefined
 }
 
 export const num = (n: number) => Math.round(n).toLocaleString("en-US");
+
+/** Dollars, with the cents a request's small cost needs: $12.34, $0.123, $0.0042. */
+export function usd(n: number): string {
+	const digits = n >= 1 || n === 0 ? 2 : Math.min(6, 1 - Math.floor(Math.log10(n)) + 1);
+	return `$${n.toLocaleString("en-US", { minimumFractionDigits: Math.min(2, digits), maximumFractionDigits: digits })}`;
+}

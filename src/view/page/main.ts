@@ -3,29 +3,18 @@
 // a panel where an opened fold's originals are verified. It reaches nothing but where it came from.
 import { loadCoreAsync } from "../../../bindings/index.ts";
 import type { NativeAnswer } from "../view-data.ts";
-import { chart, PARTS } from "./chart.ts";
+import { chart, chartPlan } from "./chart.ts";
 import type { PageContext } from "./context.ts";
+import { costChart } from "./cost-chart.ts";
 import { h } from "./dom.ts";
 import { renderFold } from "./fold-panel.ts";
+import { legend, savingsLine } from "./legend.ts";
 import { searchPanel } from "./search-panel.ts";
 import { type Boot, embeddedSource, serverSource } from "./source.ts";
 import { foldTreeView } from "./tree.ts";
 
-/** How often the page asks whether native compaction's curve is ready. */
+/** How often the page asks whether the replay (native compaction and pi-fold) is ready. */
 const NATIVE_POLL_MS = 500;
-
-function legend(native: NativeAnswer): HTMLElement {
-	const items = PARTS.map(([part, label]) => h("span", { class: "key" }, h("i", { class: `p-${part}` }), label));
-	items.push(h("span", { class: "key" }, h("i", { class: "l-unfolded" }), "with nothing folded (estimated)"));
-	const state =
-		native.state === "ready"
-			? `native compaction as \`pi-fold replay\` computes it for ${native.model} (window ${native.window.toLocaleString("en-US")}; ${native.budgetWhy})`
-			: native.state === "pending"
-				? "native compaction: replaying the session…"
-				: `native compaction: not available (${native.reason})`;
-	items.push(h("span", { class: "key", "data-native": native.state }, h("i", { class: "l-native" }), state));
-	return h("div", { class: "legend" }, ...items);
-}
 
 async function main(): Promise<void> {
 	const root = document.getElementById("app") as HTMLElement;
@@ -50,7 +39,17 @@ async function main(): Promise<void> {
 	};
 	const committed = view.folds.filter((f) => f.state !== "pending").length;
 	const chartBox = h("div", { class: "chart-box" });
-	const drawChart = (native: NativeAnswer) => chartBox.replaceChildren(chart(view, native), legend(native));
+	const drawChart = (native: NativeAnswer) => {
+		const plan = chartPlan(view, native);
+		chartBox.replaceChildren(
+			...[
+				savingsLine(view, native),
+				chart(view, native, plan),
+				native.state === "ready" ? costChart(native, view.requests.length) : undefined,
+				legend(view, native, plan),
+			].filter((e) => e !== undefined),
+		);
+	};
 	root.replaceChildren(
 		h(
 			"header",

@@ -54,7 +54,7 @@ export function foldTreeView(ctx: PageContext): HTMLElement {
 		return h(
 			"p",
 			{ class: "muted", "data-empty": "1" },
-			"This session has no folds: pi-fold has not folded anything on this branch.",
+			"This session has no folds: pi-fold has not folded anything on this branch. The chart shows what it would have done, as `pi-fold replay` computes it.",
 		);
 	}
 	const list = h("ul", { class: "tree" }, ...folds.map((f) => row(ctx, f)));
