@@ -84,7 +84,7 @@ describe("bad input gets one clear message and a non-zero exit", () => {
 		const file = write("truncated.jsonl", text);
 		const r = await cli(["replay", file, "--window", "16000"]);
 		expect(r.code, r.stderr).toBe(0);
-		expect(r.stderr).toContain(`skipped 1 line that are not session entries`);
+		expect(r.stderr).toContain(`skipped 1 line that is not a session entry`);
 		expect(r.stderr).toContain(`line ${last}: truncated`);
 		expect(r.stdout).toContain("pi-fold");
 	});

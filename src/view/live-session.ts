@@ -1,7 +1,7 @@
 // The session the server shows, kept current: Pi may have it open and go on appending, so each time
 // the page asks, the file is looked at (size and modification time) and, when it changed, read again
 // and its native-compaction replay started over. Nothing is written and no lock is taken.
-import { statSync } from "node:fs";
+import { statOf } from "../replay/output-guard.ts";
 import { type CurveRun, replayCurve } from "./native-curve.ts";
 import type { SessionView } from "./session-view.ts";
 import type { NativeAnswer } from "./view-data.ts";
@@ -60,7 +60,7 @@ export class LiveSession {
 	}
 
 	#stampNow(): string {
-		const s = statSync(this.file, { throwIfNoEntry: false });
+		const s = statOf(this.file);
 		return s ? `${s.size}:${s.mtimeMs}` : "gone";
 	}
 }

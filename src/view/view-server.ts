@@ -11,6 +11,7 @@ import { CORE_WASM_URL } from "../../bindings/node.ts";
 import { isHexHash } from "../fold-types.ts";
 import type { LiveSession } from "./live-session.ts";
 import { pageHtml } from "./page-html.ts";
+import { storeBytes } from "./store-bytes.ts";
 
 export interface ViewServer {
 	url: string;
@@ -60,9 +61,9 @@ export async function startViewServer(session: LiveSession): Promise<ViewServer>
 		if (route === "core.wasm") return [200, "application/wasm", wasm];
 		const [kind, hash] = rest;
 		if ((kind === "object" || kind === "record") && rest.length === 2 && isHexHash(hash)) {
-			const { store } = session.current().view;
-			const found = (kind === "object" ? store.objects : store.records).readAsFound(hash);
-			return found ? [200, "application/octet-stream", found.bytes] : text(404, "not in the store\n");
+			const found = storeBytes(session.current().view.store, kind, hash);
+			if ("bytes" in found) return [200, "application/octet-stream", found.bytes];
+			return found.missing ? text(404, "not in the store\n") : text(403, `${found.problem}\n`);
 		}
 		return text(404, "not found\n");
 	};
