@@ -6,12 +6,12 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { type Browser, chromium, type Page, type Route } from "playwright-core";
+import type { Browser, Page, Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { findChromium } from "../harness/chromium.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
-import { type RunningView, startView } from "../harness/view-server.ts";
+import { launchViewBrowser, type RunningView, startView } from "../harness/view-server.ts";
 import { FoldStore, STORE_DIR_NAME } from "../src/store/index.ts";
 import { fileEntries } from "./helpers/fixture-entries.ts";
 import { childEnv } from "./helpers/pi-cli.ts";
@@ -35,12 +35,7 @@ describe.skipIf(!lookup.ok)("pi-fold view's page holds up (headless Chromium)", 
 		if (!lookup.ok) return;
 		session = copySession((await recordedFold()).file, "view-hardening");
 		view = await startView([session, "--window", String(FOLD_WINDOW)], childEnv(piEnv()));
-		browser = await chromium.launch({
-			executablePath: lookup.executablePath,
-			env: lookup.env,
-			args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-			timeout: 30_000,
-		});
+		browser = await launchViewBrowser(lookup);
 	}, 180_000);
 
 	afterAll(async () => {
