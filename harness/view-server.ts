@@ -2,6 +2,7 @@
 // first line it prints; stopped with SIGINT as Ctrl-C would.
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { type Browser, chromium } from "playwright-core";
 
 export const CLI = fileURLToPath(new URL("../src/cli/cli.ts", import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -51,5 +52,15 @@ export function startView(args: readonly string[], env: NodeJS.ProcessEnv): Prom
 			});
 		});
 		void exited.then((code) => reject(new Error(`pi-fold view exited (${code}) before printing its URL: ${err}`)));
+	});
+}
+
+/** The headless Chromium the view's tests drive (`lookup` from harness/chromium.ts), with nothing that reaches the network. */
+export function launchViewBrowser(lookup: { executablePath: string; env: NodeJS.ProcessEnv }): Promise<Browser> {
+	return chromium.launch({
+		executablePath: lookup.executablePath,
+		env: lookup.env,
+		args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+		timeout: 30_000,
 	});
 }

@@ -15,6 +15,7 @@ import { parseSessionArgs, runSessionCompare, SessionArgsError } from "../bench/
 import { leadLines } from "../bench/lib/session-lead.ts";
 import { headerText, healthText, tableText, valuesText, writeSessionFiles } from "../bench/lib/session-output.ts";
 import { removeTempDirs } from "../harness/pi-harness.ts";
+import { tableTerms } from "../src/report/table.ts";
 import { demoProgress } from "./demo-progress.ts";
 
 const OUT = fileURLToPath(new URL("../demo-output/", import.meta.url));
@@ -51,14 +52,20 @@ async function main(): Promise<void> {
 		healthText(result),
 		headerText(result),
 		tableText(result, { targets: false }),
+		termsText(result),
 		valuesText(result),
 		WHAT_IS_REAL,
-		"docs/RESULTS.md explains every term of the table. `npm run bench:session` runs the same comparison and checks it against its targets.",
+		"docs/RESULTS.md explains every term of the table and the chart. `npm run bench:session` runs the same comparison and checks it against its targets.",
 		`chart: ${files.svg}\njson:  ${files.json}`,
 		viewLine(join(options.keepSessions, `${options.scenario}-pi-fold.jsonl`), options.window),
 	];
 	console.log(sections.filter(Boolean).join("\n\n"));
 	if (result.health.length > 0) process.exitCode = 1;
+}
+
+/** The table's less obvious terms, under it. */
+function termsText(result: Awaited<ReturnType<typeof runSessionCompare>>): string {
+	return ["The table's terms:", ...tableTerms(tableText(result, { targets: false }))].join("\n");
 }
 
 /** How to see pi-fold's session of the run in a browser. */

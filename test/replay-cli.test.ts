@@ -9,6 +9,7 @@ import { makeSession, piEnv, removeTempDirs, tempDir } from "../harness/pi-harne
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
 import { hostVersionProblem } from "../src/replay/host-library.ts";
 import { nodeVersionProblem } from "../src/replay/launch-check.ts";
+import { requestRuns } from "../src/replay/output.ts";
 import type { ReplayResult } from "../src/replay/replay.ts";
 import { childEnv, REPO_ROOT, type RunResult, run } from "./helpers/pi-cli.ts";
 import { FOLD_BUDGET, FOLD_WINDOW, policy, type Recording, recordedFold } from "./helpers/replay-recordings.ts";
@@ -84,7 +85,7 @@ describe("bad input gets one clear message and a non-zero exit", () => {
 		const file = write("truncated.jsonl", text);
 		const r = await cli(["replay", file, "--window", "16000"]);
 		expect(r.code, r.stderr).toBe(0);
-		expect(r.stderr).toContain(`skipped 1 line that are not session entries`);
+		expect(r.stderr).toContain(`skipped 1 line that is not a session entry`);
 		expect(r.stderr).toContain(`line ${last}: truncated`);
 		expect(r.stdout).toContain("pi-fold");
 	});
@@ -166,7 +167,9 @@ describe("the CLI", () => {
 		expect(r.stdout).toMatch(
 			/prices for pi-fold-faux\/faux-1 \(\d+ requests\): not in Pi's catalog \(or no cost there\): the default card: default \(/,
 		);
-		expect(r.stdout).toContain(`pi-fold: ${rec.commits} commits, first carried by request ${rec.rewritten.join(", ")}`);
+		expect(r.stdout).toContain(
+			`pi-fold: ${rec.commits} commits, first carried by requests ${requestRuns(rec.rewritten)}`,
+		);
 		// Which limit each ratio is measured against, in words.
 		expect(r.stdout).toContain(
 			`its share of pi-fold's serving budget, ${FOLD_BUDGET.toLocaleString("en-US")} tokens, in every column`,

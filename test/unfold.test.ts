@@ -159,7 +159,7 @@ describe("/fold-leave: the way out, asked inside Pi", () => {
 		expect(h.captured).toEqual([]);
 		const answer = notes.find((n) => n.message.startsWith("To leave pi-fold"));
 		expect(answer?.type).toBe("info");
-		const line = answer?.message.split("\n").find((l) => /^ {2}2\. node /.test(l));
+		const line = answer?.message.split("\n").find((l) => l.startsWith(`  2. ${process.execPath} `));
 		expect(line, answer?.message).toBeDefined();
 		const command = (line as string).replace(/^ {2}2\. /, "");
 		expect(command).toContain(`unfold ${file}`);
@@ -188,9 +188,15 @@ describe("a checkout that was never built (Pi's git install)", () => {
 				sessionManager: { getSessionFile: () => file },
 			} as never,
 		);
-		const line = answer.text.split("\n").find((l) => /^ {2}2\. node /.test(l));
-		expect(line, answer.text).toBe(`  2. node ${join(copy, "src/cli/bin.ts")} unfold ${file}`);
-		const r = await run("sh", ["-c", (line as string).replace(/^ {2}2\. /, "")], { cwd: copy, env: ENV });
+		// Run by the Node that runs Pi (here, the tests'), not whichever `node` is first on PATH.
+		const line = answer.text.split("\n").find((l) => l.startsWith("  2. "));
+		expect(line, answer.text).toBe(`  2. ${process.execPath} ${join(copy, "src/cli/bin.ts")} unfold ${file}`);
+		expect(answer.text).toContain("docs/LEAVING.md");
+		// A PATH whose `node` refuses TypeScript, as Node 20 does: the command does not depend on it.
+		const oldNode = tempDir("old-node");
+		writeFileSync(join(oldNode, "node"), "#!/bin/sh\necho 'ERR_UNKNOWN_FILE_EXTENSION' >&2\nexit 1\n", { mode: 0o755 });
+		const env = { ...ENV, PATH: `${oldNode}:${ENV.PATH ?? ""}` };
+		const r = await run("sh", ["-c", (line as string).replace(/^ {2}2\. /, "")], { cwd: copy, env });
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout).toContain("The session now reads the same without pi-fold.");
 	}, 60_000);

@@ -9,12 +9,12 @@ import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
 import { findChromium } from "../harness/chromium.ts";
 import { piEnv, removeTempDirs, tempDir } from "../harness/pi-harness.ts";
-import { CLI, type RunningView, startView } from "../harness/view-server.ts";
+import { CLI, launchViewBrowser, type RunningView, startView } from "../harness/view-server.ts";
 import { readSessionFolds } from "../src/replay/session-folds.ts";
 import { appendToSession, planUnfold, unfoldEntries } from "../src/replay/unfold-command.ts";
 import type { CommittedFold } from "../src/session/journal.ts";
@@ -120,12 +120,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 			startView([clean, ...window], childEnv(piEnv())),
 			startView([damaged, ...window], childEnv(piEnv())),
 		]);
-		browser = await chromium.launch({
-			executablePath: lookup.executablePath,
-			env: lookup.env,
-			args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-			timeout: 30_000,
-		});
+		browser = await launchViewBrowser(lookup);
 	}, 180_000);
 
 	afterAll(async () => {

@@ -18,6 +18,7 @@ import { SCENARIOS } from "./session-scenarios.ts";
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
+const count = (n: number, what: string) => `${int(n)} ${what}${n === 1 ? "" : "s"}`;
 
 /** Line colors: pi-fold and native as in the replay chart; "none" in grey, away from pi-fold's green band. */
 const COLORS: Record<ArmName, string> = { "pi-fold": "#1f77b4", native: "#d62728", none: "#7f7f7f" };
@@ -100,16 +101,16 @@ export function valuesText(r: SessionResult): string {
 	const columns = ["pi-fold", "pi-fold without search", "native", "none"];
 	const runs = [r.runs["pi-fold"], r.noSearch, r.runs.native, r.runs.none];
 	const lines = [
-		"## Planted values (recovered: after how many calls, how many tokens they added)",
+		"## Planted values (recovered: after how many calls of pi-fold's tool, how many tokens their answers added, and how)",
 		`| stage | value | ${columns.join(" | ")} |`,
 		`|---:|---|${columns.map(() => "---").join("|")}|`,
 	];
 	r.values.forEach((v, i) => {
 		const cells = runs.map((run) => {
 			const got = run.values[i];
-			return got.outcome === "recovered"
-				? `recovered (${got.calls} calls, ${got.tokens} tokens, ${got.via})`
-				: got.outcome;
+			if (got.outcome !== "recovered") return got.outcome;
+			const how = got.via === undefined ? "" : got.via === "search" ? ", by search" : ", by peek of its fold";
+			return `recovered (${count(got.calls ?? 0, "call")}, ${int(got.tokens ?? 0)} tokens${how})`;
 		});
 		lines.push(`| ${v.stage} | \`${v.value}\` | ${cells.join(" | ")} |`);
 	});
@@ -209,8 +210,12 @@ export function chartSvg(r: SessionResult): string {
 		})),
 		budget: r.budget,
 		window: o.window,
-		band: { min: DEFAULT_THRESHOLDS.minTarget * r.budget, max: DEFAULT_THRESHOLDS.maxTarget * r.budget },
 		lines: [
+			// pi-fold commits when a commit pays by the model's card, never past maxTarget of its budget.
+			{
+				tokens: DEFAULT_THRESHOLDS.maxTarget * r.budget,
+				label: `pi-fold's ceiling ${int(DEFAULT_THRESHOLDS.maxTarget * r.budget)} (it commits when that pays, at the latest here)`,
+			},
 			{ tokens: r.compaction.threshold, label: `native compaction threshold ${int(r.compaction.threshold)}` },
 			...(r.tier
 				? [{ tokens: r.tier.above, label: `price tier: ${r.tier.multiplier ?? "higher"}x above ${int(r.tier.above)}` }]

@@ -4,12 +4,12 @@
 // an unknown model without --window, no Pi for the replay, an unknown or damaged fold) or the Node
 // is too old, 2 bad usage, 3 an internal error. Bad input is told in one message naming the file
 // and line, never with a stack trace (PI_FOLD_DEBUG=1 shows one for internal errors).
-import { statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { findHostLibrary, hostVersionProblem, NO_HOST_LIBRARY, useHostLibrary } from "../replay/host-library.ts";
 import { ownVersion } from "../replay/launch-check.ts";
 import { chartSvg, jsonReport, textReport, writeFileAtomic } from "../replay/output.ts";
+import { outputProblem, statOf } from "../replay/output-guard.ts";
 import { peekOutput } from "../replay/peek-command.ts";
 import { progressBar } from "../replay/progress.ts";
 import type { ReplayResult } from "../replay/replay.ts";
@@ -74,6 +74,10 @@ async function run(args: ReplayArgs): Promise<void> {
 			throw err;
 		}
 	}
+	if (args.svg !== undefined) {
+		const problem = outputProblem(args.svg, args.file, "chart");
+		if (problem !== undefined) throw new Refusal(problem, 1);
+	}
 	const progress = progressBar(process.stderr, { quiet: args.quiet });
 	let result: ReplayResult;
 	try {
@@ -115,7 +119,8 @@ async function run(args: ReplayArgs): Promise<void> {
 async function leave(parsed: { kind: "peek"; args: PeekArgs } | { kind: "unfold"; args: UnfoldArgs }): Promise<void> {
 	const { file } = parsed.args;
 	try {
-		const before = statSync(file, { throwIfNoEntry: false });
+		// Taken before the read, so a write in between is seen; a path that cannot be stat'ed is refused by the read.
+		const before = statOf(file);
 		const session = readSessionFolds(file, await loadCore());
 		if (parsed.kind === "peek") {
 			process.stdout.write(`${peekOutput(session, parsed.args)}\n`);

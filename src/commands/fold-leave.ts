@@ -33,14 +33,23 @@ function shellWord(text: string): string {
 }
 
 /**
+ * The Node that runs Pi now, by its path: pi-fold needs what Pi needs (Node >= 22.19, which runs
+ * TypeScript), while the `node` on PATH may be older (Node 20 refuses a `.ts` file outright).
+ */
+function nodeCommand(): string {
+	return process.versions.bun === undefined ? shellWord(process.execPath) : "node";
+}
+
+/**
  * How to run this copy's command: its built bin, else its source (a checkout Pi installed from git
  * is never built; Node runs TypeScript, except under node_modules), else by name.
  */
 function commandOf(own: { root: string; bin: string } | undefined): string {
 	if (!own) return "pi-fold";
-	if (existsSync(own.bin)) return `node ${shellWord(own.bin)}`;
+	if (existsSync(own.bin)) return `${nodeCommand()} ${shellWord(own.bin)}`;
 	const source = join(own.root, "src/cli/bin.ts");
-	if (existsSync(source) && !own.root.split(sep).includes("node_modules")) return `node ${shellWord(source)}`;
+	if (existsSync(source) && !own.root.split(sep).includes("node_modules"))
+		return `${nodeCommand()} ${shellWord(source)}`;
 	return `pi-fold (this copy is not built: \`npm run build\` in ${shellWord(own.root)} first)`;
 }
 
@@ -60,7 +69,7 @@ export function runFoldLeave(handle: FoldHandle, ctx: Pick<ExtensionContext, "se
 		`  2. ${command} unfold ${shellWord(file)}`,
 		"     gives every fold its original back from the store, verified by SHA-256, and takes pi-fold's notices out of the model's view (--dry-run first to see what it would do);",
 		"  3. pi remove <the source `pi list` shows>, or drop your extension that calls registerPiFold.",
-		`Then, if you like, delete what pi-fold wrote: the pi-fold/ folder beside the session file${evidence ? ` and ${evidence}` : ""} (the README's "What pi-fold writes where" lists all of it).`,
+		`Then, if you like, delete what pi-fold wrote: the pi-fold/ folder beside the session file${evidence ? ` and ${evidence}` : ""} ("What pi-fold writes where" in pi-fold's docs/LEAVING.md lists all of it).`,
 	];
 	return { text: lines.join("\n"), level: "info" };
 }

@@ -4,7 +4,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename } from "node:path";
 import { renderRequestChart } from "../report/chart-svg.ts";
-import { renderArmTable } from "../report/table.ts";
+import { renderArmTable, tableTerms } from "../report/table.ts";
 import type { ReplayResult } from "./replay.ts";
 
 /** Problems listed per policy in the text report (all of them are in the JSON). */
@@ -12,9 +12,28 @@ const MAX_LISTED_PROBLEMS = 5;
 
 const int = (n: number) => Math.round(n).toLocaleString("en-US");
 
+/** Request groups named in a line at most; the rest are counted. */
+const MAX_LISTED_GROUPS = 8;
+
+/** Request numbers as runs (`3-7, 12, 15-16`), the first few groups only: a long session has hundreds. */
+export function requestRuns(requests: readonly number[]): string {
+	const groups: string[] = [];
+	let shown = 0;
+	for (let i = 0; i < requests.length && groups.length < MAX_LISTED_GROUPS; ) {
+		let j = i;
+		while (j + 1 < requests.length && requests[j + 1] === requests[j] + 1) j++;
+		groups.push(j === i ? String(requests[i]) : `${requests[i]}-${requests[j]}`);
+		shown = j + 1;
+		i = j + 1;
+	}
+	const rest = requests.length - shown;
+	return rest > 0 ? `${groups.join(", ")} and ${rest} more` : groups.join(", ");
+}
+
 function eventLine(name: string, requests: readonly number[], what: string): string {
 	if (requests.length === 0) return `${name}: no ${what}s`;
-	return `${name}: ${requests.length} ${what}${requests.length === 1 ? "" : "s"}, first carried by request ${requests.join(", ")}`;
+	const one = requests.length === 1;
+	return `${name}: ${requests.length} ${what}${one ? "" : "s"}, first carried by request${one ? "" : "s"} ${requestRuns(requests)}`;
 }
 
 /** What each ratio in the table is measured against, so no figure reads against the wrong limit. */
@@ -50,6 +69,11 @@ function setAsideLine(name: string, reports: readonly { real: number; estimated:
 
 export function textReport(r: ReplayResult): string {
 	const s = r.settings;
+	const table = renderArmTable(r.arms, {
+		ratio: { numerator: "pi-fold", denominator: "native" },
+		budget: s.budget,
+		omitEmpty: true,
+	});
 	const fold = r.policies.find((p) => p.name === "pi-fold");
 	const native = r.policies.find((p) => p.name === "native");
 	const lines = [
@@ -64,13 +88,10 @@ export function textReport(r: ReplayResult): string {
 			`${int(s.window - s.reserveTokens)} keeping ${int(s.keepRecentTokens)}, summaries of ${int(s.summaryChars)} chars (${s.summarySource})`,
 		...pricesLines(r),
 		"",
-		renderArmTable(r.arms, {
-			ratio: { numerator: "pi-fold", denominator: "native" },
-			budget: s.budget,
-			omitEmpty: true,
-		}),
+		table,
 		"",
 		...ratioNotes(r),
+		...tableTerms(table),
 		"",
 	];
 	for (const [arm, p, what] of [
@@ -148,14 +169,23 @@ export function chartSvg(r: ReplayResult): string {
 		series: r.policies.map((p) => ({ name: p.name, points: p.prompts })),
 		budget,
 		window,
-		band: { min: thresholds.minTarget * budget, max: thresholds.maxTarget * budget },
-		...(tier
-			? {
-					lines: [
-						{ tokens: tier.above, label: `price tier: ${tier.multiplier ?? "higher"}x above ${int(tier.above)}` },
-					],
-				}
-			: {}),
+		// The band decides only when set; by the cost model, maxTarget is a ceiling the curve may never reach.
+		...(r.settings.foldPolicy === "cost"
+			? {}
+			: { band: { min: thresholds.minTarget * budget, max: thresholds.maxTarget * budget } }),
+		lines: [
+			...(r.settings.foldPolicy === "cost"
+				? [
+						{
+							tokens: thresholds.maxTarget * budget,
+							label: `pi-fold's ceiling ${int(thresholds.maxTarget * budget)} (it commits when that pays, at the latest here)`,
+						},
+					]
+				: []),
+			...(tier
+				? [{ tokens: tier.above, label: `price tier: ${tier.multiplier ?? "higher"}x above ${int(tier.above)}` }]
+				: []),
+		],
 		title: `pi-fold replay: ${basename(r.file)} (${r.settings.servedAs ?? r.model})`,
 	});
 }

@@ -4,7 +4,6 @@
 // named with its line number. The path is opened without blocking and only a regular file is read,
 // in chunks, up to a size guard (a FIFO, a device or /dev/zero is refused, never waited on).
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { StringDecoder } from "node:string_decoder";
 import type { FileEntry } from "@earendil-works/pi-coding-agent";
 import { describeValue, errorMessage } from "../vocabulary.ts";
 
@@ -57,16 +56,77 @@ function entryProblem(value: unknown, first: boolean, version: number): string |
 	return undefined;
 }
 
-/** Every line of a regular file, read in chunks (UTF-8 kept whole across chunk edges). */
-function* fileLines(file: string): Generator<{ line: string; last: boolean }> {
+/** How much reading a file took, for the check that it stays linear in the file's size. */
+export interface ReadWork {
+	/** Bytes looked at in the search for line ends. */
+	scanned: number;
+	/** Bytes decoded into text. */
+	decoded: number;
+}
+
+/** A line longer than this is skipped unread: far above any Pi entry, far below a string JavaScript cannot hold. */
+const MAX_LINE_BYTES = 256 * 1024 * 1024;
+/** What is kept of a line that cannot be JSON (it does not start with "{" or "["), for its message. */
+const JUNK_KEPT_BYTES = 64;
+
+/** One line: its text, or when it was too long or not JSON, its size and first bytes. */
+type FileLine = { line: string; last: boolean } | { junk: string; bytes: number; long: boolean; last: boolean };
+
+/** The bytes of the line being read, kept as the chunks they came in (copied: the read buffer is reused). */
+class LineBytes {
+	#parts: Buffer[] = [];
+	#kept = 0;
+	bytes = 0;
+	/** undefined: nothing but blanks yet; true: starts as JSON may; false: cannot be JSON. */
+	#json: boolean | undefined;
+
+	add(chunk: Buffer): void {
+		if (chunk.length === 0) return;
+		if (this.#json === undefined) {
+			const first = chunk.findIndex((b) => b !== 0x20 && b !== 0x09 && b !== 0x0d);
+			if (first >= 0) this.#json = chunk[first] === 0x7b || chunk[first] === 0x5b;
+		}
+		this.bytes += chunk.length;
+		const room = this.#json === false ? JUNK_KEPT_BYTES - this.#kept : MAX_LINE_BYTES - this.#kept;
+		if (room <= 0) return;
+		const kept = Buffer.from(chunk.subarray(0, room));
+		this.#parts.push(kept);
+		this.#kept += kept.length;
+	}
+
+	/** Whether what is read so far already says it cannot be JSON. */
+	get junk(): boolean {
+		return this.#json === false || this.bytes > MAX_LINE_BYTES;
+	}
+
+	take(last: boolean, work: ReadWork): FileLine {
+		const kept = Buffer.concat(this.#parts);
+		const whole = !this.junk;
+		const text = kept.subarray(0, whole ? kept.length : JUNK_KEPT_BYTES).toString("utf8");
+		work.decoded += whole ? kept.length : Math.min(kept.length, JUNK_KEPT_BYTES);
+		const out: FileLine = whole
+			? { line: text, last }
+			: { junk: text, bytes: this.bytes, long: this.bytes > MAX_LINE_BYTES, last };
+		this.#parts = [];
+		this.#kept = 0;
+		this.bytes = 0;
+		this.#json = undefined;
+		return out;
+	}
+}
+
+/**
+ * Every line of a regular file, read in chunks. Each byte is looked at once for line ends and
+ * decoded at most once (a file with no newline is not read again per chunk), and a line that cannot
+ * be JSON is not kept beyond its first bytes; `stop` ends the read early (a first line that says
+ * the file is no session).
+ */
+function* fileLines(file: string, work: ReadWork, stop: (line: LineBytes) => boolean): Generator<FileLine> {
 	let fd: number;
 	try {
 		fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
 	} catch (err) {
-		const code = (err as { code?: string }).code;
-		throw new ReplayInputError(
-			code === "ENOENT" ? `${file}: no such file` : `${file}: cannot read (${code ?? String(err)})`,
-		);
+		throw new ReplayInputError(`${file}: ${openProblem(err)}`);
 	}
 	try {
 		const stat = fstatSync(fd);
@@ -75,9 +135,8 @@ function* fileLines(file: string): Generator<{ line: string; last: boolean }> {
 		if (stat.size > MAX_SESSION_BYTES) {
 			throw new ReplayInputError(`${file}: ${stat.size} bytes, over the ${MAX_SESSION_BYTES}-byte limit for a replay`);
 		}
-		const decoder = new StringDecoder("utf8");
 		const buf = Buffer.alloc(CHUNK_BYTES);
-		let pending = "";
+		const line = new LineBytes();
 		let read = 0;
 		for (;;) {
 			let n: number;
@@ -86,45 +145,95 @@ function* fileLines(file: string): Generator<{ line: string; last: boolean }> {
 			} catch (err) {
 				throw new ReplayInputError(`${file}: cannot read (${(err as { code?: string }).code ?? String(err)})`);
 			}
+			if (n === 0) break;
 			read += n;
 			if (read > MAX_SESSION_BYTES)
 				throw new ReplayInputError(`${file}: grew past the ${MAX_SESSION_BYTES}-byte limit while read`);
-			pending += n > 0 ? decoder.write(buf.subarray(0, n)) : decoder.end();
-			const parts = pending.split("\n");
-			pending = parts.pop() ?? "";
-			for (const line of parts) yield { line, last: false };
-			if (n === 0) break;
+			let at = 0;
+			while (at < n) {
+				const end = buf.indexOf(0x0a, at);
+				const stopAt = end < 0 || end >= n ? n : end;
+				work.scanned += stopAt - at + (stopAt < n ? 1 : 0);
+				line.add(buf.subarray(at, stopAt));
+				if (stopAt === n) break;
+				yield line.take(false, work);
+				at = stopAt + 1;
+			}
+			if (stop(line)) break;
 		}
-		if (pending !== "") yield { line: pending, last: true };
+		if (line.bytes > 0) yield line.take(true, work);
 	} finally {
 		closeSync(fd);
 	}
+}
+
+/** Why a path cannot be opened, in words (a symlink loop, a missing file, no permission). */
+function openProblem(err: unknown): string {
+	const code = (err as { code?: string }).code;
+	if (code === "ENOENT") return "no such file";
+	if (code === "ELOOP") return "a symlink loop (or too many symlinks), not a session file";
+	if (code === "EACCES" || code === "EPERM") return `cannot read (${code}: permission denied)`;
+	return `cannot read (${code ?? String(err)})`;
+}
+
+/** C0 and C1 controls, DEL, line and paragraph separators and bidirectional overrides: what can rewrite a terminal. */
+function unprintable(c: number): boolean {
+	return (
+		c < 0x20 ||
+		(c >= 0x7f && c <= 0x9f) ||
+		c === 0x2028 ||
+		c === 0x2029 ||
+		(c >= 0x202a && c <= 0x202e) ||
+		(c >= 0x2066 && c <= 0x2069)
+	);
+}
+
+/** Text from a session file made safe to print: control characters (terminal escapes) shown as \\u escapes. */
+export function printable(text: string): string {
+	let out = "";
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		out += unprintable(c) ? `\\u${c.toString(16).padStart(4, "0")}` : text[i];
+	}
+	return out;
+}
+
+/** The problem with a line that was not kept whole. */
+function junkProblem(l: { junk: string; bytes: number; long: boolean; last: boolean }): string {
+	if (l.long) return `a line of ${l.bytes} bytes, over the ${MAX_LINE_BYTES}-byte limit for one entry`;
+	return `not valid JSON (it starts ${JSON.stringify(l.junk)})`;
 }
 
 /**
  * Read and check a session file. Throws ReplayInputError for a missing, unreadable, empty or
  * non-Pi file (no session header); lines that are not entries are skipped and listed.
  */
-export function readSessionFile(file: string): CheckedSession {
+export function readSessionFile(file: string, work: ReadWork = { scanned: 0, decoded: 0 }): CheckedSession {
 	const entries: FileEntry[] = [];
 	const skipped: string[] = [];
 	let skippedCount = 0;
 	let version = 1;
 	let first = true;
 	let lineNo = 0;
-	for (const { line, last } of fileLines(file)) {
+	// A first line that cannot be JSON says the file is no session: the rest is not read.
+	const stop = (line: LineBytes) => first && line.junk;
+	for (const read of fileLines(file, work, stop)) {
 		lineNo++;
-		if (line.trim() === "") continue;
+		if ("line" in read && read.line.trim() === "") continue;
 		let problem: string | undefined;
 		let value: unknown;
-		try {
-			value = JSON.parse(line);
-		} catch (err) {
-			problem = last
-				? "truncated: the file ends in the middle of an entry (was it still being written?)"
-				: `not valid JSON (${errorMessage(err)})`;
+		if ("junk" in read) problem = junkProblem(read);
+		else {
+			try {
+				value = JSON.parse(read.line);
+			} catch (err) {
+				problem = read.last
+					? "truncated: the file ends in the middle of an entry (was it still being written?)"
+					: `not valid JSON (${errorMessage(err)})`;
+			}
 		}
 		problem ??= entryProblem(value, first, version);
+		if (problem !== undefined) problem = printable(problem);
 		if (first) {
 			// Without a header nothing after it can be judged.
 			if (problem !== undefined)
@@ -151,5 +260,6 @@ export function skippedWarning(checked: CheckedSession): string | undefined {
 		checked.skippedCount > checked.skipped.length
 			? `\n  (and ${checked.skippedCount - checked.skipped.length} more)`
 			: "";
-	return `${checked.file}: skipped ${checked.skippedCount} line${checked.skippedCount === 1 ? "" : "s"} that are not session entries (as Pi does):\n  ${checked.skipped.join("\n  ")}${more}`;
+	const one = checked.skippedCount === 1;
+	return `${checked.file}: skipped ${checked.skippedCount} ${one ? "line that is not a session entry" : "lines that are not session entries"} (as Pi does):\n  ${checked.skipped.join("\n  ")}${more}`;
 }

@@ -7,20 +7,23 @@
 // has no way to delete an edit), with the originals read from the store and verified by SHA-256,
 // each checked against the entry in the session file too. Appended after the last entry, which is
 // where Pi reopens a session; the file is replaced whole (a temp file renamed over it), only if
-// nobody wrote to it meanwhile, so a crash leaves it as it was.
+// nobody wrote to it meanwhile, so a crash leaves it as it was (and the next run removes the temp
+// file a kill left).
 import { randomUUID } from "node:crypto";
 import {
 	closeSync,
 	fstatSync,
 	fsyncSync,
 	openSync,
+	readdirSync,
 	readFileSync,
 	renameSync,
+	rmSync,
 	statSync,
 	unlinkSync,
 	writeSync,
 } from "node:fs";
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { FoldId } from "../fold-types.ts";
 import type { JournalOp } from "../session/journal.ts";
 import { journalOps, reduceJournal } from "../session/journal-state.ts";
@@ -186,6 +189,33 @@ export function unfoldEntries(s: SessionFolds, plan: UnfoldPlan, now = new Date(
 	];
 }
 
+/** Between a session file's name and the pid of the unfold writing its temp copy. */
+const TEMP_INFIX = ".pi-fold-unfold-";
+
+/** Whether process `pid` still runs (EPERM: it does, as another user). */
+function running(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (err) {
+		return (err as { code?: string }).code === "EPERM";
+	}
+}
+
+/**
+ * Remove the temp copies of `file` that an unfold killed before its rename left behind (their
+ * process is gone); one still running keeps its own.
+ */
+function removeLeftovers(file: string): void {
+	const prefix = `${basename(file)}${TEMP_INFIX}`;
+	for (const name of readdirSync(dirname(file))) {
+		const pid = name.startsWith(prefix) ? /^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1] : undefined;
+		// One named by this process's own pid is a dead run's too (its pid reused): this run has made none yet.
+		if (pid === undefined || (Number(pid) !== process.pid && running(Number(pid)))) continue;
+		rmSync(join(dirname(file), name), { force: true });
+	}
+}
+
 /**
  * Append `entries` to the session file by replacing it whole: refused (FoldReadError, nothing
  * written) when its size or modification time is not `before`'s, i.e. something wrote to it since.
@@ -207,7 +237,8 @@ export function appendToSession(
 	}
 	const lines = entries.map((e) => `${JSON.stringify(e)}\n`).join("");
 	const sep = raw.length > 0 && raw[raw.length - 1] !== 0x0a ? "\n" : "";
-	const temp = `${file}.pi-fold-unfold-${process.pid}.tmp`;
+	removeLeftovers(file);
+	const temp = `${file}${TEMP_INFIX}${process.pid}.tmp`;
 	const fd = openSync(temp, "wx", statSync(file).mode & 0o777);
 	try {
 		writeSync(fd, raw);

@@ -95,6 +95,27 @@ function floorRow(floor: number): Row {
 	};
 }
 
+/** What the less obvious rows mean, in a line each, for a reader who has only the table in front of them. */
+const TERMS: Readonly<Record<string, string>> = {
+	[FRESH_ABOVE_FLOOR_ROW]:
+		"fresh input minus none's: every new message is written to the cache once whatever the policy, so this is what a policy adds",
+	"pooled cache share": "cache read over all prompt tokens of the session (tokens, not requests)",
+	"peak request context": "the largest single request; in brackets, its share of pi-fold's serving budget",
+	"commits / compactions": "pi-fold's commits (spans folded together in one rewrite) and Pi's compactions (summaries)",
+	"rewrites (attributed / unattributed)":
+		"requests that are not the previous one plus new messages, so the prompt cache breaks at the first change: " +
+		"attributed to a commit, expand or repair pi-fold announced, or not (a bug: always 0)",
+	"values visible / recovered / lost":
+		"the planted values at the end: still in the window, read back from pi-fold's store, or gone",
+};
+
+/** The meaning of each less obvious row `table` (renderArmTable's) shows, as `- row: meaning` lines. */
+export function tableTerms(table: string): string[] {
+	return Object.entries(TERMS)
+		.filter(([label]) => table.includes(`| ${label} |`))
+		.map(([label, meaning]) => `- ${label}: ${meaning}`);
+}
+
 const OVER_WINDOW: Row = { label: OVER_WINDOW_ROW, cell: (a) => optional(a.overWindow, int) };
 
 /** The rows for these arms and options: the fixed ones, plus the optional ones right after their neighbours. */

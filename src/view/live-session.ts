@@ -1,7 +1,10 @@
 // The session the server shows, kept current: Pi may have it open and go on appending, so each time
-// the page asks, the file is looked at (size and modification time) and, when it changed, read again
-// and its native-compaction replay started over. Nothing is written and no lock is taken.
-import { statSync } from "node:fs";
+// the page asks, the file is looked at (size and modification time) and, when it changed, read again.
+// Native compaction's curve comes from a replay in a child process that takes seconds: at most one
+// runs at a time, a change while it runs queues one more (never more than one), and the page keeps
+// the last finished curve meanwhile, so a session written every second still gets one. Nothing is
+// written and no lock is taken.
+import { statOf } from "../replay/output-guard.ts";
 import { type CurveRun, replayCurve } from "./native-curve.ts";
 import type { SessionView } from "./session-view.ts";
 import type { NativeAnswer } from "./view-data.ts";
@@ -17,8 +20,12 @@ export class LiveSession {
 	readonly #replay: () => CurveRun;
 	#stamp: string;
 	#view: SessionView;
-	#run: CurveRun;
+	#running: CurveRun | undefined;
+	/** The file changed while a replay ran: one more is due when it ends. */
+	#queued = false;
+	#closed = false;
 	#native: NativeAnswer = { state: "pending" };
+	#settled: (() => void)[] = [];
 
 	/** `view` is the session as already read (its refusals were given before the server started). */
 	constructor(file: string, view: SessionView, read: () => SessionView, replay: () => CurveRun) {
@@ -27,7 +34,7 @@ export class LiveSession {
 		this.#replay = replay;
 		this.#stamp = this.#stampNow();
 		this.#view = view;
-		this.#run = this.#start();
+		this.#start();
 	}
 
 	/** The view as the file is now (read again when it changed; kept as it was when it cannot be read). */
@@ -37,8 +44,8 @@ export class LiveSession {
 			try {
 				this.#view = this.#read();
 				this.#stamp = stamp;
-				this.#run.cancel();
-				this.#run = this.#start();
+				if (this.#running) this.#queued = true;
+				else this.#start();
 			} catch {
 				// Mid-write or gone for a moment: the last good reading stands until the next ask.
 			}
@@ -46,21 +53,36 @@ export class LiveSession {
 		return { view: this.#view, native: this.#native };
 	}
 
-	close(): void {
-		this.#run.cancel();
+	/** Resolves once no replay runs and none is queued. */
+	settled(): Promise<void> {
+		if (!this.#running) return Promise.resolve();
+		return new Promise((resolve) => this.#settled.push(resolve));
 	}
 
-	#start(): CurveRun {
-		this.#native = { state: "pending" };
+	close(): void {
+		this.#closed = true;
+		this.#queued = false;
+		this.#running?.cancel();
+	}
+
+	#start(): void {
 		const run = this.#replay();
+		this.#running = run;
 		void run.answer.then((answer) => {
-			if (this.#run === run) this.#native = answer;
+			// A curve stands until a newer one is ready; a replay that failed replaces only a missing one.
+			if (answer.state === "ready" || this.#native.state !== "ready") this.#native = answer;
+			this.#running = undefined;
+			if (this.#queued && !this.#closed) {
+				this.#queued = false;
+				this.#start();
+				return;
+			}
+			for (const resolve of this.#settled.splice(0)) resolve();
 		});
-		return run;
 	}
 
 	#stampNow(): string {
-		const s = statSync(this.file, { throwIfNoEntry: false });
+		const s = statOf(this.file);
 		return s ? `${s.size}:${s.mtimeMs}` : "gone";
 	}
 }

@@ -1,7 +1,8 @@
 // The view's HTML: one document with its style, the page's bundled code inline and how it starts
 // (a boot object: from the local server, or everything embedded). Its content security policy
 // lets it reach nothing but the server it came from (nothing at all when saved to a file) and run
-// nothing but its own inline code and the core's WebAssembly.
+// nothing but its own script (allowed by hash) and the core's WebAssembly.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Boot } from "./page/source.ts";
 
@@ -59,11 +60,22 @@ function escapeJson(value: unknown): string {
 	return JSON.stringify(value).replace(/</g, "\\u003c");
 }
 
-/** The page for `boot`, with the bundle read from disk (or given). */
-export function pageHtml(boot: Boot, bundle = readFileSync(PAGE_BUNDLE, "utf8")): string {
+export interface PageDocument {
+	html: string;
+	/** The content security policy, also in the page's meta tag: the server sends it as a header too. */
+	csp: string;
+}
+
+/**
+ * The page for `boot`, with the bundle read from disk (or given). The one script that runs is
+ * allowed by its SHA-256, so no other inline script or handler can (the boot data is JSON, not run).
+ */
+export function pageDocument(boot: Boot, bundle = readFileSync(PAGE_BUNDLE, "utf8")): PageDocument {
 	const connect = boot.mode === "server" ? "'self'" : "'none'";
-	const csp = `default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; style-src 'unsafe-inline'; connect-src ${connect}; img-src data:; base-uri 'none'; form-action 'none'`;
-	return [
+	const script = bundle.replace(/<\/script/gi, "<\\/script");
+	const digest = createHash("sha256").update(script).digest("base64");
+	const csp = `default-src 'none'; script-src 'sha256-${digest}' 'wasm-unsafe-eval'; style-src 'unsafe-inline'; connect-src ${connect}; img-src data:; base-uri 'none'; form-action 'none'`;
+	const html = [
 		"<!doctype html>",
 		'<html lang="en"><head><meta charset="utf-8">',
 		`<meta http-equiv="Content-Security-Policy" content="${csp}">`,
@@ -73,7 +85,13 @@ export function pageHtml(boot: Boot, bundle = readFileSync(PAGE_BUNDLE, "utf8"))
 		`<style>${STYLE}</style></head><body>`,
 		'<div id="app"><p class="muted">Loading the view…</p></div>',
 		`<script type="application/json" id="pi-fold-view-boot">${escapeJson(boot)}</script>`,
-		`<script type="module">${bundle.replace(/<\/script/gi, "<\\/script")}</script>`,
+		`<script type="module">${script}</script>`,
 		"</body></html>",
 	].join("\n");
+	return { html, csp };
+}
+
+/** The page's HTML alone (a saved file carries its policy in the meta tag). */
+export function pageHtml(boot: Boot, bundle?: string): string {
+	return pageDocument(boot, bundle).html;
 }

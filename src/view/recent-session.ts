@@ -1,9 +1,10 @@
 // The session `pi-fold view` opens when given none: the most recent one of the current folder, found
 // where Pi keeps it (its agent folder's sessions/, or PI_CODING_AGENT_SESSION_DIR) and as Pi picks
 // it: the newest .jsonl file by modification time whose first line is a session header.
-import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { startsWithSessionHeader } from "../replay/output-guard.ts";
 
 /** Pi's folder for the sessions of `cwd`. */
 export function sessionDirOf(cwd: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -14,22 +15,6 @@ export function sessionDirOf(cwd: string, env: NodeJS.ProcessEnv = process.env):
 		.replace(/^[/\\]/, "")
 		.replace(/[/\\:]/g, "-")}--`;
 	return join(agent, "sessions", safe);
-}
-
-function startsWithHeader(file: string): boolean {
-	const buf = Buffer.alloc(256);
-	let fd: number;
-	try {
-		fd = openSync(file, "r");
-	} catch {
-		return false;
-	}
-	try {
-		const n = readSync(fd, buf, 0, buf.length, 0);
-		return /^\s*\{"type"\s*:\s*"session"/.test(buf.subarray(0, n).toString("utf8"));
-	} finally {
-		closeSync(fd);
-	}
 }
 
 /** The most recent session file of `cwd`, or a sentence saying where none was found. */
@@ -48,6 +33,6 @@ export function recentSession(
 		.map((n) => join(dir, n))
 		.map((f) => ({ f, mtime: statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
 		.sort((a, b) => b.mtime - a.mtime);
-	const found = files.find(({ f }) => startsWithHeader(f));
+	const found = files.find(({ f }) => startsWithSessionHeader(f));
 	return found ? { file: found.f } : { problem: `no Pi session file in ${dir}; give a session file` };
 }

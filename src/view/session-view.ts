@@ -4,7 +4,7 @@
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { estimateMessages } from "../meter/estimate.ts";
 import { ownVersion } from "../replay/launch-check.ts";
-import { readSessionFile, skippedWarning } from "../replay/session-lines.ts";
+import { ReplayInputError, readSessionFile, skippedWarning } from "../replay/session-lines.ts";
 import { FoldStore } from "../store/index.ts";
 import { errorMessage } from "../vocabulary.ts";
 import { foldTree } from "./fold-tree.ts";
@@ -29,7 +29,9 @@ export function sessionView(file: string, core: PiFoldCore): SessionView {
 	try {
 		store = FoldStore.forSession({ sessionFile: file, sessionId: branch.sessionId }, core);
 	} catch (err) {
-		throw new Error(`${file}: no store for session id ${JSON.stringify(branch.sessionId)}: ${errorMessage(err)}`);
+		throw new ReplayInputError(
+			`${file}: no store for session id ${JSON.stringify(branch.sessionId)}: ${errorMessage(err)}`,
+		);
 	}
 	const history = windowHistory(branch, core);
 	const briefTokens = (text: string) =>

@@ -4,6 +4,7 @@
 import type { Writable } from "node:stream";
 import type { PiFoldCore } from "../../bindings/index.ts";
 import { writeFileAtomic } from "../replay/output.ts";
+import { outputProblem } from "../replay/output-guard.ts";
 import { ReplayInputError } from "../replay/session-lines.ts";
 import { liveSession } from "./live-session.ts";
 import { replayCurve } from "./native-curve.ts";
@@ -43,6 +44,10 @@ function sessionFile(args: ViewArgs): string {
 
 export async function runView(args: ViewArgs, deps: ViewDeps): Promise<void> {
 	const file = sessionFile(args);
+	if (args.out !== undefined) {
+		const problem = outputProblem(args.out, file, "page");
+		if (problem !== undefined) throw new ViewRefusal(problem);
+	}
 	const read = () => sessionView(file, deps.core);
 	let view: ReturnType<typeof sessionView>;
 	try {
@@ -58,7 +63,9 @@ export async function runView(args: ViewArgs, deps: ViewDeps): Promise<void> {
 		} catch (err) {
 			throw new ViewRefusal(`${args.out}: cannot write the page (${(err as { code?: string }).code ?? String(err)})`);
 		}
-		deps.stdout.write(`wrote ${args.out} (${html.length.toLocaleString("en-US")} bytes): open it in a browser\n`);
+		deps.stdout.write(
+			`wrote ${args.out} (${Buffer.byteLength(html).toLocaleString("en-US")} bytes): open it in a browser\n`,
+		);
 		return;
 	}
 	const live = liveSession(file, view, read, deps.cli, args.replay);

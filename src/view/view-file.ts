@@ -6,6 +6,7 @@ import { CORE_WASM_URL } from "../../bindings/node.ts";
 import type { EmbeddedBoot } from "./page/source.ts";
 import { pageHtml } from "./page-html.ts";
 import type { SessionView } from "./session-view.ts";
+import { storeBytes } from "./store-bytes.ts";
 import type { NativeAnswer } from "./view-data.ts";
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
@@ -15,13 +16,13 @@ export function viewFileHtml(view: SessionView, native: NativeAnswer): string {
 	const records: Record<string, string> = {};
 	for (const fold of view.data.folds) {
 		if (fold.record && !(fold.record in records)) {
-			const found = view.store.records.readAsFound(fold.record);
-			if (found) records[fold.record] = b64(found.bytes);
+			const found = storeBytes(view.store, "record", fold.record);
+			if ("bytes" in found) records[fold.record] = b64(found.bytes);
 		}
 		for (const c of fold.children) {
 			if (c.type !== "leaf" || c.hash in objects) continue;
-			const found = view.store.objects.readAsFound(c.hash);
-			if (found) objects[c.hash] = b64(found.bytes);
+			const found = storeBytes(view.store, "object", c.hash);
+			if ("bytes" in found) objects[c.hash] = b64(found.bytes);
 		}
 	}
 	const boot: EmbeddedBoot = {

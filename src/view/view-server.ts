@@ -10,7 +10,8 @@ import type { AddressInfo } from "node:net";
 import { CORE_WASM_URL } from "../../bindings/node.ts";
 import { isHexHash } from "../fold-types.ts";
 import type { LiveSession } from "./live-session.ts";
-import { pageHtml } from "./page-html.ts";
+import { pageDocument } from "./page-html.ts";
+import { storeBytes } from "./store-bytes.ts";
 
 export interface ViewServer {
 	url: string;
@@ -18,8 +19,8 @@ export interface ViewServer {
 	close(): Promise<void>;
 }
 
-/** Status, content type, body. */
-type Reply = [number, string, string | Uint8Array];
+/** Status, content type, body, and the page's content security policy (sent as a header). */
+type Reply = [number, string, string | Uint8Array, string?];
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost"]);
 
@@ -29,12 +30,13 @@ function sameToken(given: string, token: string): boolean {
 	return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string | Uint8Array): void {
+function send(res: ServerResponse, status: number, type: string, body: string | Uint8Array, csp?: string): void {
 	res.writeHead(status, {
 		"content-type": type,
 		"cache-control": "no-store",
 		"x-content-type-options": "nosniff",
 		"referrer-policy": "no-referrer",
+		...(csp === undefined ? {} : { "content-security-policy": csp }),
 	});
 	res.end(body);
 }
@@ -42,7 +44,7 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
 /** Serve the session as it is each time the page asks. Resolves once listening. */
 export async function startViewServer(session: LiveSession): Promise<ViewServer> {
 	const token = randomBytes(16).toString("hex");
-	const page = pageHtml({ mode: "server" });
+	const page = pageDocument({ mode: "server" });
 	const wasm = readFileSync(CORE_WASM_URL);
 	let port = 0;
 	const text = (status: number, body: string): Reply => [status, "text/plain; charset=utf-8", body];
@@ -54,15 +56,15 @@ export async function startViewServer(session: LiveSession): Promise<ViewServer>
 		const [, given = "", ...rest] = path.split("/");
 		if (!sameToken(given, token)) return text(403, "forbidden: open the URL pi-fold view printed\n");
 		const route = rest.join("/");
-		if (route === "") return [200, "text/html; charset=utf-8", page];
+		if (route === "") return [200, "text/html; charset=utf-8", page.html, page.csp];
 		if (route === "api/view") return [200, "application/json", JSON.stringify(session.current().view.data)];
 		if (route === "api/native") return [200, "application/json", JSON.stringify(session.current().native)];
 		if (route === "core.wasm") return [200, "application/wasm", wasm];
 		const [kind, hash] = rest;
 		if ((kind === "object" || kind === "record") && rest.length === 2 && isHexHash(hash)) {
-			const { store } = session.current().view;
-			const found = (kind === "object" ? store.objects : store.records).readAsFound(hash);
-			return found ? [200, "application/octet-stream", found.bytes] : text(404, "not in the store\n");
+			const found = storeBytes(session.current().view.store, kind, hash);
+			if ("bytes" in found) return [200, "application/octet-stream", found.bytes];
+			return found.missing ? text(404, "not in the store\n") : text(403, `${found.problem}\n`);
 		}
 		return text(404, "not found\n");
 	};

@@ -76,7 +76,14 @@ async function recordChecks(
 	return { lines, bad };
 }
 
-export async function renderFold(ctx: PageContext, panel: HTMLElement, id: string, entryId?: string): Promise<void> {
+/** Show fold `id` in the panel; `superseded` says a later open has started, and this one then draws nothing more. */
+export async function renderFold(
+	ctx: PageContext,
+	panel: HTMLElement,
+	id: string,
+	entryId?: string,
+	superseded: () => boolean = () => false,
+): Promise<void> {
 	const node = ctx.folds.get(id);
 	panel.replaceChildren(h("p", { class: "muted" }, `opening ${id}…`));
 	if (!node) {
@@ -90,8 +97,10 @@ export async function renderFold(ctx: PageContext, panel: HTMLElement, id: strin
 	}
 	const folds = foldsUnder(ctx, node);
 	const records = await recordChecks(ctx, folds);
+	if (superseded()) return;
 	const leaves = leavesOf(ctx, id);
 	const verdicts = await Promise.all(leaves.map((l) => fetchVerified(ctx.source, ctx.core, "object", l.hash)));
+	if (superseded()) return;
 	const bad = verdicts.filter((v) => !v.ok).length;
 	const whole = bad === 0 && records.bad === 0;
 	const summary = h(

@@ -16,6 +16,17 @@ import { foldTreeView } from "./tree.ts";
 /** How often the page asks whether the replay (native compaction and pi-fold) is ready. */
 const NATIVE_POLL_MS = 500;
 
+/** The fold a URL's `#fold=<id>` names; a malformed escape (`%E0`) names none. */
+function linkedFold(hash: string): string | undefined {
+	const m = /^#fold=(.+)$/.exec(hash);
+	if (!m) return undefined;
+	try {
+		return decodeURIComponent(m[1]);
+	} catch {
+		return undefined;
+	}
+}
+
 async function main(): Promise<void> {
 	const root = document.getElementById("app") as HTMLElement;
 	const boot = JSON.parse(document.getElementById("pi-fold-view-boot")?.textContent ?? "{}") as Boot;
@@ -26,15 +37,18 @@ async function main(): Promise<void> {
 		{ class: "panel", id: "panel" },
 		h("p", { class: "muted" }, "Open a fold to read its originals, verified here."),
 	);
+	// Each open is numbered: one still verifying when a later one starts never shows its panel.
+	let opened = 0;
 	const ctx: PageContext = {
 		core,
 		source,
 		view,
 		folds: new Map(view.folds.map((f) => [f.id, f])),
 		open: (id, entryId) => {
+			const mine = ++opened;
 			// The URL names the open fold, so a reload or a saved link opens it again.
 			history.replaceState(null, "", `#fold=${encodeURIComponent(id)}`);
-			return renderFold(ctx, panel, id, entryId);
+			return renderFold(ctx, panel, id, entryId, () => mine !== opened);
 		},
 	};
 	const committed = view.folds.filter((f) => f.state !== "pending").length;
@@ -70,8 +84,8 @@ async function main(): Promise<void> {
 			panel,
 		),
 	);
-	const linked = /^#fold=(.+)$/.exec(location.hash)?.[1];
-	if (linked !== undefined && ctx.folds.has(decodeURIComponent(linked))) void ctx.open(decodeURIComponent(linked));
+	const linked = linkedFold(location.hash);
+	if (linked !== undefined && ctx.folds.has(linked)) void ctx.open(linked);
 	let native = await source.native();
 	drawChart(native);
 	while (native.state === "pending") {
