@@ -1,78 +1,20 @@
 // The folds of a session's branch as a tree, for the view: what pi-fold's records on the branch
-// say (marks, commits, consolidations, expands, pins) and what the store holds for each fold
+// say (marks, commits, consolidations, expands, pins: the one reduction peek and unfold read them
+// through, session/journal-state.ts) and what the store holds for each fold
 // (its record and every leaf object), read as found and checked, nothing written. A fold whose
 // record or a leaf is missing or does not verify is shown as damaged, with the reason.
 import type { FoldRecord } from "../fold-types.ts";
+import { type JournalFold, type JournalState, reduceJournal } from "../session/journal-state.ts";
 import { decodeRecord, type FoldStore } from "../store/index.ts";
 import { errorMessage } from "../vocabulary.ts";
 import type { SessionBranch } from "./session-branch.ts";
 import { storeBytes } from "./store-bytes.ts";
 import type { FoldNode } from "./view-data.ts";
 
-interface Known {
-	id: string;
-	record?: string;
-	brief: string;
-	commit?: number;
-	kind?: string;
-	from?: string;
-	to?: string;
-}
-
-/** Folds and pinned entries the branch's records name, and their states at the branch's end. */
-function journalState(branch: SessionBranch) {
-	const folds = new Map<string, Known>();
-	const pending = new Set<string>();
-	const expanded = new Set<string>();
-	const pinned = new Set<string>();
-	let commits = 0;
-	for (const { op } of branch.journal) {
-		switch (op.op) {
-			case "mark":
-				folds.set(op.id, { id: op.id, brief: folds.get(op.id)?.brief ?? "", kind: op.kind, from: op.from, to: op.to });
-				pending.add(op.id);
-				break;
-			case "brief": {
-				const f = folds.get(op.id);
-				if (f) f.brief = op.text;
-				break;
-			}
-			case "unmark":
-				pending.delete(op.id);
-				if (!folds.get(op.id)?.record) folds.delete(op.id);
-				break;
-			case "commit":
-				for (const f of op.folds) {
-					folds.set(f.id, { ...folds.get(f.id), id: f.id, record: f.record, brief: f.brief, commit: commits });
-					pending.delete(f.id);
-				}
-				commits++;
-				break;
-			case "consolidate":
-				// A consolidation is written in its commit's batch, after the commit's own record.
-				folds.set(op.fold.id, {
-					id: op.fold.id,
-					record: op.fold.record,
-					brief: op.fold.brief,
-					commit: Math.max(0, commits - 1),
-				});
-				break;
-			case "expand":
-				expanded.add(op.id);
-				break;
-			case "refold":
-				expanded.delete(op.id);
-				break;
-			case "pin":
-				for (const id of op.entryIds) pinned.add(id);
-				break;
-			case "unpin":
-				for (const id of op.entryIds) pinned.delete(id);
-				break;
-		}
-	}
-	return { folds, pending, expanded, pinned };
-}
+/** A fold to read: one the records name (with its state there), or one found inside another's record. */
+type Known = Pick<JournalFold, "id" | "brief" | "record" | "commit" | "kind" | "from" | "to"> & {
+	state?: JournalFold["state"];
+};
 
 /** The brief's first line (without the fold-id tag the tree shows anyway) and its index lines. */
 function splitBrief(brief: string): { brief: string; index: string[] } {
@@ -112,14 +54,14 @@ export interface FoldTree {
 
 /** Every fold the branch's records name and every fold inside them, each read once from the store. */
 function readNodes(
-	state: ReturnType<typeof journalState>,
+	state: JournalState,
 	store: FoldStore,
 	briefTokens: (text: string) => number,
 ): Map<string, FoldNode> {
-	const { folds, pending, expanded } = state;
+	const { folds } = state;
 	const nodes = new Map<string, FoldNode>();
 	const childOf = new Map<string, string>();
-	const queue = [...folds.values()];
+	const queue: Known[] = [...folds.values()];
 	for (let k = 0; k < queue.length; k++) {
 		const known = queue[k];
 		if (nodes.has(known.id)) continue;
@@ -127,7 +69,7 @@ function readNodes(
 		const node: FoldNode = {
 			id: known.id,
 			kind: known.kind ?? "fold",
-			state: pending.has(known.id) ? "pending" : expanded.has(known.id) ? "expanded" : "committed",
+			state: known.state ?? "committed",
 			brief,
 			index,
 			children: [],
@@ -255,7 +197,7 @@ export function foldTree(
 	tokens: readonly number[],
 	briefTokens: (text: string) => number,
 ): FoldTree {
-	const state = journalState(branch);
+	const state = reduceJournal(branch.journal.map((step) => step.op));
 	const nodes = readNodes(state, store, briefTokens);
 	const roots = [...nodes.values()].filter((n) => n.parent === undefined);
 	// Sized first so the roots can be put in transcript order by their first entry.
