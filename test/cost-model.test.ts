@@ -332,6 +332,11 @@ describe("commitPolicy", () => {
 			expect(commitPolicy(input(120_001, true)).need).toBeGreaterThan(0);
 			expect(commitPolicy(input(120_001, true, false)).need).toBeGreaterThan(0);
 		});
+
+		it("commits anyway when the cache expired: the next request is written whole, rewrite or not", () => {
+			expect(commitPolicy({ ...input(60_000, true), cache: "cold" }).need).toBeGreaterThan(0);
+			expect(commitPolicy({ ...input(60_000, true), cache: "uncached" }).need).toBe(0);
+		});
 	});
 });
 

@@ -88,9 +88,9 @@ export function commitPolicy(input: PolicyInput): PolicyOutcome {
 	const { thresholds, rates, occupancy } = input;
 	// Two rewrites in a row re-send the window twice for one fold's worth: the next commit waits a
 	// request, past the budget if need be, unless that request could not be sent at all (or would
-	// pass a price tier).
+	// pass a price tier), or the cache expired (the next request is written whole anyway).
 	const mustFold = input.holdLimit !== undefined && occupancy.tokens > input.holdLimit;
-	if (input.lastRewrote && !mustFold) {
+	if (input.lastRewrote && !mustFold && !(rates && input.cache === "cold")) {
 		return { need: 0, held: "the last request rewrote the window already: a commit now would rewrite it again" };
 	}
 	if (!rates) return { need: commitNeed(occupancy, thresholds) };
