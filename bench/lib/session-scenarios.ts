@@ -106,7 +106,7 @@ export const TIERED_COST: FauxCost = {
 };
 
 /** The default card's base rates as a catalog cost: $5 in / $0.50 cache read / $30 out per M, writes at the input rate. */
-const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
+export const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
 
 /** The equal window's session, which the refer and idle scenarios vary. */
 const EQUAL_DEFAULTS: ScenarioDefaults = {
