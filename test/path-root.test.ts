@@ -18,6 +18,14 @@ describe("sharedRoot", () => {
 		expect(sharedRoot(texts)).toBe(repo);
 	});
 
+	it("never takes the tail of a relative path for a root", () => {
+		const relative = Array.from({ length: 8 }, (_, k) => `modes/interactive/components/file-${k}.js`);
+		expect(sharedRoot(relative)).toBeUndefined();
+		expect(underRoot("/interactive/components")("modes/interactive/components/a.js")).toBe(
+			"modes/interactive/components/a.js",
+		);
+	});
+
 	it("declines when the saving does not pay for the declaration, or a text already holds $R", () => {
 		expect(sharedRoot([`${repo}/a.ts`])).toBeUndefined();
 		expect(sharedRoot(["src/a.ts", "src/b.ts", "src/c.ts"])).toBeUndefined();

@@ -14,8 +14,8 @@ const MIN_ROOT_CHARS = 16;
 
 /** Characters a path does not hold: where one ends. */
 const NOT_PATH = `\\s"'\`,;{}()`;
-/** Absolute or home-relative paths in a text. */
-const PATH = new RegExp(`(?:~|/)[^${NOT_PATH}]*`, "g");
+/** Absolute or home-relative paths in a text: starting a word (not the tail of a relative path). */
+const PATH = new RegExp(`(?<![^${NOT_PATH}=])(?:~|/)[^${NOT_PATH}]*`, "g");
 
 /**
  * The directory whose naming once saves the most characters over `texts` (each occurrence becomes
@@ -55,7 +55,7 @@ const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** `text` with `root` written as `$R` wherever it is a whole directory (a path below it, or the path itself). */
 export function underRoot(root: string | undefined): (text: string) => string {
 	if (root === undefined) return (text) => text;
-	const at = new RegExp(`${escaped(root)}(?=[/${NOT_PATH}]|$)`, "g");
+	const at = new RegExp(`(?<![^${NOT_PATH}=])${escaped(root)}(?=[/${NOT_PATH}]|$)`, "g");
 	return (text) => text.replace(at, ROOT_NAME);
 }
 
