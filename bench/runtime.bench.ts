@@ -48,6 +48,8 @@ const SEED = 7;
 const BUDGET = 48_000;
 /** Large enough that Pi's own compaction never comes into play in either run. */
 const CONTEXT_WINDOW = 1_000_000;
+/** A priced model, as a catalog's: the cost model decides and weighs the marks on every turn. */
+const BUDGET_SESSION = { cwd: WORKLOAD_ROOT, persist: true, contextWindow: CONTEXT_WINDOW, cost: EQUAL_COST };
 const TARGET_MEDIAN_MS = 1;
 const TARGET_COMMIT_MS = 50;
 
@@ -105,14 +107,7 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 				},
 			]
 		: [];
-	// A priced model, as a catalog's: the cost model decides and weighs the marks on every turn.
-	const h = await makeSession({
-		cwd: WORKLOAD_ROOT,
-		persist: true,
-		contextWindow: CONTEXT_WINDOW,
-		cost: EQUAL_COST,
-		extensions,
-	});
+	const h = await makeSession({ ...BUDGET_SESSION, extensions });
 	const restore: (() => void)[] = [];
 	try {
 		const phases = new Map<string, number[]>();
