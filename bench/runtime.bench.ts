@@ -1,5 +1,8 @@
 // npm run bench:runtime — what pi-fold adds to each request of a real Pi AgentSession, in three sections:
 //
+// Every section's model declares a price card with cache prices ($5 in, $0.50 cache read, $30 out per
+// M, the session benchmark's), so pi-fold's cost model decides, weighing the pending marks each turn.
+//
 // budget: the scripted workload (harness/workload.ts, real read/bash/ls over Pi's own dist/) with
 //   a budget small enough that several commits happen, and the same run without pi-fold for the wall
 //   clock. The per-request figure is the runtime's own measurement (host/hooks.ts times every handler
@@ -24,6 +27,7 @@ import { type PiFold, registerPiFold } from "../src/index.ts";
 import { FoldLattice } from "../src/lattice/index.ts";
 import { Meter } from "../src/meter/meter.ts";
 import { RewriteRecorder } from "../src/meter/recorder.ts";
+import { CommitTiming } from "../src/runtime/commit-timing.ts";
 import type { FoldRuntime } from "../src/runtime/runtime.ts";
 import { machineNotes } from "./lib/harness.ts";
 import {
@@ -34,6 +38,7 @@ import {
 	sweepSection,
 } from "./lib/runtime-sections.ts";
 import type { SweepCommit, SweepRun } from "./lib/runtime-sweep.ts";
+import { EQUAL_COST } from "./lib/session-scenarios.ts";
 import { round, spread } from "./lib/stats.ts";
 
 const STAGES = 64;
@@ -43,6 +48,8 @@ const SEED = 7;
 const BUDGET = 48_000;
 /** Large enough that Pi's own compaction never comes into play in either run. */
 const CONTEXT_WINDOW = 1_000_000;
+/** A priced model, as a catalog's: the cost model decides and weighs the marks on every turn. */
+const BUDGET_SESSION = { cwd: WORKLOAD_ROOT, persist: true, contextWindow: CONTEXT_WINDOW, cost: EQUAL_COST };
 const TARGET_MEDIAN_MS = 1;
 const TARGET_COMMIT_MS = 50;
 
@@ -100,7 +107,7 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 				},
 			]
 		: [];
-	const h = await makeSession({ cwd: WORKLOAD_ROOT, persist: true, contextWindow: CONTEXT_WINDOW, extensions });
+	const h = await makeSession({ ...BUDGET_SESSION, extensions });
 	const restore: (() => void)[] = [];
 	try {
 		const phases = new Map<string, number[]>();
@@ -117,6 +124,9 @@ async function runWorkload(stages: number, withFold: boolean): Promise<RunResult
 			// The lattice's own work in turn_end (every lattice object; commits' calls included).
 			restore.push(timeMethod(FoldLattice.prototype, "extend", phases, "lattice.extend (sync)"));
 			restore.push(timeMethod(FoldLattice.prototype, "markMany", phases, "lattice.markMany (frontier)"));
+			// The cost model's weighing of the pending marks: at each boundary, and at each quiet turn's look ahead.
+			restore.push(timeMethod(CommitTiming.prototype, "decide", phases, "cost model: decide (boundary)"));
+			restore.push(timeMethod(CommitTiming.prototype, "prospect", phases, "cost model: prospect (look ahead)"));
 			const turnEnd = rt.turnEnd;
 			// Async: a commit's store writes are awaited (Pi awaits the handler), so time until it settles.
 			rt.turnEnd = async (e, ctx) => {

@@ -10,7 +10,8 @@
 //
 // Three scenarios (bench/lib/session-scenarios.ts), all by default (--scenario equal|tiered|idle|all): an
 // equal window with no price tier, a 400,000 window with a 2x price tier above 272,000, and the equal
-// window's session over 8 prompts with idle gaps past the prompt cache's lifetime.
+// window's session over 8 prompts with idle gaps past the prompt cache's lifetime, and (longrun) with
+// three tool runs longer than the prompt cache's lifetime (simulated).
 // Prints Markdown; writes bench/results/session.json and .svg, session-tiered.json and .svg (or --out-dir).
 // Flags (all optional): --scenario S --stages N --seed N --window N --max-tokens N --reserve-tokens N
 // --keep-recent-tokens N --read-lines MIN-MAX --root DIR --summary-chars N --price-card FILE --out-dir DIR
@@ -19,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { removeTempDirs } from "../harness/pi-harness.ts";
 import { parseSessionArgs, runSessionCompare, SessionArgsError } from "./lib/session-compare.ts";
 import {
+	cacheText,
 	costText,
 	headerText,
 	healthText,
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
 			tableText(result),
 			valuesText(result),
 			costText(result),
+			cacheText(result),
 			referText(result),
 			policiesText(result),
 			targetsText(result),

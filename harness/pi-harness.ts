@@ -103,6 +103,8 @@ export interface SessionOptions {
 	maxTokens?: number;
 	/** The faux model's catalog cost ($ per M tokens), price tiers included (Pi's ModelCost). */
 	cost?: FauxCost;
+	/** The faux model's declared prompt cache lifetimes (seconds), as a catalog model declares them. */
+	promptCache?: { short?: number; long?: number };
 	/** More models of the faux provider (for a model switch: `session.setModel`). */
 	extraModels?: (Omit<FauxModelDefinition, "cost"> & { cost?: FauxCost })[];
 	/** Working dir for the session's tools; default: an empty temp dir. */
@@ -160,6 +162,7 @@ export async function makeSession(opts: SessionOptions = {}): Promise<TestSessio
 	modelRuntime.registerNativeProvider(faux.provider);
 	const model = modelRuntime.getModel(FAUX_PROVIDER, FAUX_MODEL);
 	if (!model) throw new Error(`faux model ${FAUX_PROVIDER}/${FAUX_MODEL} did not register`);
+	if (opts.promptCache) model.promptCache = { ...opts.promptCache };
 	const settingsManager = SettingsManager.inMemory({
 		cacheWarming: "off", // warm-up requests would consume scripted responses
 		retry: { enabled: false }, // an exhausted script should fail fast, not back off

@@ -1,9 +1,12 @@
 // The commit policy's arithmetic, pure: which cards it can price, that its trigger minimises the cost
 // per request it models, when it fires (warm, cold, at the cap), and that the working set stays raw.
 import { describe, expect, it } from "vitest";
+import { nodeCore } from "../bindings/node.ts";
 import { commitNeed, occupancyOf } from "../src/meter/occupancy.ts";
-import { commitPolicy, type WeighedMark } from "../src/policy/commit-policy.ts";
-import { cacheRates, commitTrigger, decideCommit } from "../src/policy/cost-model.ts";
+import { cacheTerms } from "../src/meter/request-pace.ts";
+import { commitPolicy, UNCACHED_STEP_SHARE, type WeighedMark } from "../src/policy/commit-policy.ts";
+import { consolidationStart } from "../src/policy/consolidate.ts";
+import { cacheRates, commitTrigger, decideCommit, refreshPays } from "../src/policy/cost-model.ts";
 import { DEFAULT_THRESHOLDS } from "../src/policy/thresholds.ts";
 import { WORKING_SET_SHARE, workingSetStart } from "../src/policy/working-set.ts";
 
@@ -20,13 +23,48 @@ describe("cacheRates", () => {
 		expect(cacheRates({ input: 1, cacheRead: 1 })).toBeUndefined();
 		expect(cacheRates({ input: Number.NaN, cacheRead: 0.5 })).toBeUndefined();
 	});
+
+	it("prices a long retention's writes as the provider bills them, and a short one by the card", () => {
+		const card = { input: 3, cacheRead: 0.3, cacheWrite: 3.75 };
+		expect(cacheRates(card, { retention: "long", longWriteFactor: 2 })).toEqual({ write: 6, read: 0.3 });
+		expect(cacheRates(card, { retention: "long" })).toEqual({ write: 3.75, read: 0.3 });
+		expect(cacheRates(card, { retention: "short", longWriteFactor: 2 })).toEqual({ write: 3.75, read: 0.3 });
+	});
+});
+
+describe("cacheTerms", () => {
+	const anthropic = { api: "anthropic-messages", promptCache: { short: 300, long: 3600 } };
+
+	it("reads the lifetime and the write price the requests will use", () => {
+		expect(cacheTerms(anthropic, {})).toEqual({ retention: "short", ttlSeconds: 300 });
+		expect(cacheTerms(anthropic, { PI_CACHE_RETENTION: "long" })).toEqual({
+			retention: "long",
+			ttlSeconds: 3600,
+			longWriteFactor: 2,
+		});
+		// Another provider's long retention writes at the card's price; a model that declares only a long lifetime uses it.
+		expect(cacheTerms({ api: "openai-responses", promptCache: { long: 86_400 } }, {})).toEqual({
+			retention: "long",
+			ttlSeconds: 86_400,
+		});
+	});
+
+	it("falls back to the short lifetime, then to Pi's default of five minutes", () => {
+		expect(cacheTerms({ promptCache: { short: 60 } }, { PI_CACHE_RETENTION: "long" })).toEqual({
+			retention: "short",
+			ttlSeconds: 60,
+		});
+		expect(cacheTerms(undefined, {})).toEqual({ retention: "short", ttlSeconds: 300 });
+		expect(cacheTerms({ promptCache: { short: -1 } }, {})).toEqual({ retention: "short", ttlSeconds: 300 });
+	});
 });
 
 describe("commitTrigger", () => {
 	// What a cycle costs per request when a commit frees F (see cost-model.ts): reads of the growing
-	// window above the landing level, and the rewrite spread over the F/g requests of the cycle.
+	// window above the landing level, and the rewrite (above reading those tokens) spread over the
+	// F/g requests of the cycle.
 	const perRequest = (F: number, write: number, read: number, R: number, g: number) =>
-		(read * F) / 2 + (write * R * g) / F;
+		(read * F) / 2 + ((write - read) * R * g) / F;
 
 	it("is where the modelled cost per request is least", () => {
 		const cases = [
@@ -53,14 +91,23 @@ describe("commitTrigger", () => {
 
 describe("decideCommit", () => {
 	const rates = { write: 5, read: 0.5 };
-	const base = { rates, tokens: 50_000, cap: 160_000, rewrite: 10_000, growth: 3_000, minFreed: 2_000 };
+	const base = {
+		rates,
+		tokens: 50_000,
+		cap: 160_000,
+		rewrite: 10_000,
+		growth: 3_000,
+		minFreed: 2_000,
+		uncachedStep: 16_000,
+	};
 	const trigger = commitTrigger(rates, 10_000, 3_000);
 
 	it("on a warm cache, waits until the marks free the trigger, then fires", () => {
 		expect(decideCommit({ ...base, cache: "warm", freed: trigger - 1 }).commit).toBe(false);
 		const fires = decideCommit({ ...base, cache: "warm", freed: trigger });
 		expect(fires.commit).toBe(true);
-		expect(fires.rewriteCost).toBeCloseTo(10_000 * 5e-6);
+		// The rewritten tokens would have been read anyway: the rewrite costs write minus read.
+		expect(fires.rewriteCost).toBeCloseTo(10_000 * 4.5e-6);
 		expect(fires.savingPerRequest).toBeCloseTo(trigger * 0.5e-6);
 	});
 
@@ -73,6 +120,17 @@ describe("decideCommit", () => {
 
 	it("at the cap, fires whatever the prices", () => {
 		expect(decideCommit({ ...base, cache: "warm", tokens: base.cap, freed: 1 }).commit).toBe(true);
+	});
+
+	it("with a provider that does not cache, waits for a step of its own, not one commit per turn", () => {
+		const waits = decideCommit({ ...base, cache: "uncached", freed: base.uncachedStep - 1 });
+		expect(waits.commit).toBe(false);
+		expect(waits.why).toContain("does not cache");
+		const fires = decideCommit({ ...base, cache: "uncached", freed: base.uncachedStep });
+		expect(fires.commit).toBe(true);
+		expect(fires.rewriteCost).toBe(0);
+		// Uncached, every token sent is paid in full: the saving is at the write rate.
+		expect(fires.savingPerRequest).toBeCloseTo(base.uncachedStep * 5e-6);
 	});
 });
 
@@ -137,6 +195,42 @@ describe("commitPolicy", () => {
 		freed,
 		prefixRewritten,
 		choosable: true,
+	});
+	const warm = (over: Partial<Parameters<typeof commitPolicy>[0]> = {}) =>
+		commitPolicy({
+			thresholds,
+			rates,
+			cache: "warm",
+			occupancy: occupancyOf(60_000, 100_000),
+			marks: [mark(10, 10_000, 40_000)],
+			workingSetStart: 20,
+			growth: 2_000,
+			...over,
+		});
+
+	it("prices the rewrite without what the turn just ended appended: the next request writes it anyway", () => {
+		expect(warm().cost?.rewrite).toBe(30_000);
+		expect(warm({ appended: 4_000 }).cost?.rewrite).toBe(26_000);
+		expect(warm({ appended: 90_000 }).cost?.rewrite).toBe(0);
+	});
+
+	it("prices a consolidation over older roots from its first root, and a peek's own mark wherever it is", () => {
+		// A consolidation starting before the stalest mark re-sends the window from there.
+		expect(warm({ consolidationRewritten: 55_000 }).cost?.rewrite).toBe(45_000);
+		expect(warm({ consolidationRewritten: 20_000 }).cost?.rewrite).toBe(30_000);
+		// A peek's mark inside the working set goes with every commit: counted in what it frees and re-sends.
+		const peek = { ...mark(30, 3_000, 50_000), always: true };
+		const out = warm({ marks: [mark(10, 10_000, 40_000), peek] });
+		expect(out.cost?.freed).toBe(13_000);
+		expect(out.cost?.rewrite).toBe(37_000);
+		expect(out.cost?.kept).toBe(10_000);
+	});
+
+	it("with a provider that does not cache, steps by a tenth of the budget", () => {
+		const budget = 100_000;
+		const step = UNCACHED_STEP_SHARE * budget;
+		expect(warm({ cache: "uncached", marks: [mark(10, step - 1, 40_000)] }).need).toBe(0);
+		expect(warm({ cache: "uncached", marks: [mark(10, step, 40_000)] }).need).toBe(step);
 	});
 
 	it("without rates, is exactly the band", () => {
@@ -238,5 +332,50 @@ describe("commitPolicy", () => {
 			expect(commitPolicy(input(120_001, true)).need).toBeGreaterThan(0);
 			expect(commitPolicy(input(120_001, true, false)).need).toBeGreaterThan(0);
 		});
+
+		it("commits anyway when the cache expired: the next request is written whole, rewrite or not", () => {
+			expect(commitPolicy({ ...input(60_000, true), cache: "cold" }).need).toBeGreaterThan(0);
+			expect(commitPolicy({ ...input(60_000, true), cache: "uncached" }).need).toBe(0);
+		});
+	});
+});
+
+describe("consolidationStart", () => {
+	const core = nodeCore();
+	const root = (start: number, height = 1) => ({ start, end: start + 2, height, pinned: false });
+	const roots = (n: number, height = 1) => Array.from({ length: n }, (_, i) => root(2 * i, height));
+	const after = DEFAULT_THRESHOLDS.consolidateAfter;
+
+	it("is undefined while the roots after the commit are few enough", () => {
+		expect(consolidationStart(core, roots(after - 1), [root(2 * (after - 1))], after)).toBeUndefined();
+	});
+
+	it("names the first root a consolidation takes once the commit's marks push them past the limit", () => {
+		const start = consolidationStart(core, roots(after), [root(2 * after)], after);
+		expect(start).toBeDefined();
+		expect(start).toBeLessThan(2 * after);
+	});
+
+	it("does not count a visible root a mark covers", () => {
+		const visible = roots(after);
+		const covering = { start: 0, end: 2 * after, height: 2, pinned: false };
+		expect(consolidationStart(core, visible, [covering], after)).toBeUndefined();
+	});
+});
+
+describe("refreshPays", () => {
+	const rates = { write: 5, read: 0.5 };
+
+	it("keeps a refresh whose kept prefix is worth more than reading the window back", () => {
+		// Reading 100k costs 0.5 x 100k; keeping k tokens warm saves 4.5 x k, if a request comes.
+		expect(refreshPays(rates, 100_000, 50_000, 1)).toBe(true);
+		expect(refreshPays(rates, 100_000, 11_112, 1)).toBe(true);
+		expect(refreshPays(rates, 100_000, 11_110, 1)).toBe(false);
+	});
+
+	it("weighs what it keeps by the chance that a request comes before the entry expires", () => {
+		expect(refreshPays(rates, 100_000, 50_000, 0.15)).toBe(false);
+		expect(refreshPays(rates, 100_000, 90_000, 0.15)).toBe(true);
+		expect(refreshPays(rates, 100_000, 90_000, 0)).toBe(false);
 	});
 });

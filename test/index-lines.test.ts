@@ -13,7 +13,8 @@ import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/worklo
 import { briefForFold } from "../src/briefs/briefs.ts";
 import { principalKey } from "../src/briefs/call-args.ts";
 import { factor } from "../src/briefs/factor.ts";
-import { type IndexChild, indexLines } from "../src/briefs/index-lines.ts";
+import { type IndexChild, indexLines, indexLinesNaming } from "../src/briefs/index-lines.ts";
+import { rootExpanded } from "../src/briefs/path-root.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { registerPiFold } from "../src/index.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
@@ -92,6 +93,25 @@ describe("index lines within a budget", () => {
 			const line = lines.find((l) => l.includes(c.id)) ?? "";
 			expect(names(line, principalKey(c.span.calls[0].input))).toBe(true);
 		}
+	});
+
+	it("counts the calls its lines leave without their argument, the omitted children's too", () => {
+		// 40 children of 6 distinct long paths each: far more than 600 characters can name.
+		const kids = Array.from({ length: 40 }, (_, k) =>
+			child(
+				`f${k.toString(16).padStart(10, "0")}`,
+				Array.from({ length: 6 }, (_, j) => ({ name: "read", input: { path: `pkg/module-${k}/file-${j}.ts` } })),
+				[`Stage ${k}: read`],
+			),
+		);
+		const { lines, unnamed } = indexLinesNaming(kids, 600);
+		const text = lines.join("\n");
+		const calls = kids.flatMap((c) => c.span.calls.map((x) => ({ id: c.id, key: principalKey(x.input) })));
+		const named = calls.filter((c) => lines.some((l) => l.includes(c.id) && names(l, c.key))).length;
+		expect(unnamed).toBeGreaterThan(0);
+		expect(named + unnamed).toBe(calls.length);
+		expect(briefLength(text)).toBeLessThanOrEqual(600);
+		expect(indexLinesNaming(kids, 100_000).unnamed).toBe(0);
 	});
 
 	it("a nested range: numbered arguments as ranges, factored paths, first and last notes", () => {
@@ -221,7 +241,8 @@ function checkConsolidations(open: Pick<Open, "lattice" | "context">): number {
 		checked++;
 		expect(briefLength(f.brief)).toBeLessThanOrEqual(BRIEF_MAX_CHARS);
 		expect(briefForFold(lattice, f.id, byId)).toBe(f.brief);
-		const lines = f.brief.split("\n");
+		// A directory the brief declares once ($R) is read back where its lines write it.
+		const lines = rootExpanded(f.brief.split("\n"));
 		const omitted = /\[… \d+ children omitted …\]/.test(f.brief);
 		for (const c of f.children) {
 			if (c.type !== "fold") continue;

@@ -109,7 +109,7 @@ describe("no band set, a card with cache prices: the cost model decides", () => 
 });
 
 describe("Pi's idle cache refresh", () => {
-	it("is stopped when the next boundary commits anyway, and let go (keeping the cache warm) when not", async () => {
+	it("is stopped when it costs more than what the next commit keeps, and let go (keeping the cache warm) when not due", async () => {
 		const { h, rt } = await run({});
 		try {
 			const open = rt.view;
@@ -123,11 +123,15 @@ describe("Pi's idle cache refresh", () => {
 			expect(open.lattice.pending().length).toBeGreaterThan(0);
 			const cap = Math.ceil(settings.thresholds.maxTarget * budget.budget);
 			expect(timing.prospect(open, occupancyOf(cap, budget.budget), model)).toBe(true);
-			expect(timing.warming("warm")).toBe("stop");
+			// No request will come before the entry expires: the refresh keeps nothing worth its read.
+			expect(timing.warming({ action: "warm", continuationProbability: 0 })).toBe("stop");
+			expect(timing.status().warmingStopped).toBe(1);
+			// Pi's own "stop" stands, and is not counted as pi-fold's.
+			expect(timing.warming({ action: "stop", continuationProbability: 1 })).toBeUndefined();
 			expect(timing.status().warmingStopped).toBe(1);
 			// An empty window: nothing is due, Pi's refresh goes on.
 			expect(timing.prospect(open, occupancyOf(0, budget.budget), model)).toBe(false);
-			expect(timing.warming("warm")).toBeUndefined();
+			expect(timing.warming({ action: "warm", continuationProbability: 0 })).toBeUndefined();
 			expect(timing.status().warmingStopped).toBe(1);
 		} finally {
 			h.dispose();
@@ -189,7 +193,7 @@ describe("idle past the prompt cache's lifetime", () => {
 		const { h, rt } = await run({ clock }, steps());
 		try {
 			now += 4 * 60_000;
-			expect(rt.timing.warming("warm")).toBeUndefined(); // Pi refreshes the entry: warm again
+			expect(rt.timing.warming({ action: "warm" })).toBeUndefined(); // Pi refreshes the entry: warm again
 			now += 4 * 60_000;
 			await h.session.prompt(CONTINUE_PROMPT);
 			expect(rt.status().policy.coldCommits).toBe(0);

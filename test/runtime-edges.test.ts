@@ -142,7 +142,8 @@ describe("Pi's threshold below pi-fold's budget (providerInputBudget above it)",
 		// 64k window: Pi compacts past 64,000 - 16,384 = 47,616; the person's budget lets pi-fold go to 62,000.
 		const { h, rt, pi } = await edgeSession({ window: 64_000, options: { providerInputBudget: 62_000 } });
 		try {
-			h.script(workloadSteps(40, { seed: 3, readLines: { min: 400, max: 2000 }, windowLimit: 64_000 }));
+			// Reads large enough that the window reaches Pi's threshold between the cost model's commits.
+			h.script(workloadSteps(40, { seed: 3, readLines: { min: 1200, max: 3000 }, windowLimit: 64_000 }));
 			await h.session.prompt(WORKLOAD_PROMPT);
 			const c = rt().status().compaction;
 			expect(c.thresholdFolded).toBeGreaterThan(0);

@@ -11,6 +11,7 @@ import { makeSession, type TestSession } from "../../harness/pi-harness.ts";
 import { isSummaryRequest, WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../../harness/workload.ts";
 import { type PiFold, type PiFoldOptions, registerPiFold } from "../../src/index.ts";
 import { handlerProbe, type RequestCost } from "./handler-probe.ts";
+import { EQUAL_COST } from "./session-scenarios.ts";
 
 setFlagsFromString("--expose-gc");
 const collect = runInNewContext("gc") as () => void;
@@ -118,6 +119,8 @@ export async function runSweep(cfg: SweepConfig): Promise<SweepRun> {
 		cwd: WORKLOAD_ROOT,
 		persist: true,
 		contextWindow: cfg.contextWindow,
+		// A priced model, as a catalog's: the cost model weighs the marks on every turn, as it does for a user.
+		cost: EQUAL_COST,
 		extensions,
 		...(cfg.open ? { open: cfg.open, sessionDir: cfg.sessionDir } : {}),
 	});

@@ -13,6 +13,7 @@ import { copyFileSync, cpSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { AssistantMessage, TranscriptContext } from "@earendil-works/pi-ai";
 import type { ExtensionFactory, SessionEntry } from "@earendil-works/pi-coding-agent";
+import { longToolRuns } from "../../harness/long-tool-runs.ts";
 import { expireCache, type FauxCost, makeSession, type TestSession } from "../../harness/pi-harness.ts";
 import { type ReferBack, ReferBacks, type ReferOutcome } from "../../harness/refer-back.ts";
 import {
@@ -67,6 +68,8 @@ export interface ArmConfig {
 	onRequest?: (kind: RequestKind, count: number) => void;
 	/** Spread the stages over prompts of `every` stages, the person idle `gapSeconds` (simulated) before each next one. */
 	idle?: IdleConfig;
+	/** These tool batches' first tools run `seconds` (simulated), past the `ttlSeconds` cache lifetime the model declares. */
+	longRuns?: { batches: number[]; seconds: number; ttlSeconds: number };
 	/** Later stages quote the values planted REFER_BACK_DISTANCE stages earlier (harness/refer-back.ts). */
 	referBack?: boolean;
 	/** Tool calls per stage, times this (harness/workload.ts outputScale). */
@@ -134,6 +137,8 @@ export interface ArmRun {
 	referBacks?: ReferOutcome[];
 	/** compaction entries Pi wrote on the branch */
 	compactions: number;
+	/** With long tool runs: how many ran past the cache's lifetime, and how many of their turns ended with a commit. */
+	longRuns?: { runs: number; used: number };
 	/** cross-checks from the session itself: its assistant messages' usage, in order, and the usage Pi put on its compaction entries */
 	sessionUsage: { answers: RequestRecord[]; compactions: RequestRecord[] };
 	fold?: {
@@ -144,6 +149,8 @@ export interface ArmRun {
 		thresholdCancelled: number;
 		/** Commits the cost model made on a cold prompt cache (after an idle gap past its lifetime). */
 		coldCommits: number;
+		/** Pi's idle cache refreshes pi-fold stopped, and those it let go on although a commit was due. */
+		warming: { stopped: number; kept: number };
 		problems: string[];
 		/** How much of what the window folds its briefs name, when the recall question is asked. */
 		index?: IndexCoverage;
@@ -210,18 +217,31 @@ function keepSession(file: string, sessionId: string, as: string): void {
 	if (existsSync(store)) cpSync(store, join(dirname(as), STORE_DIR_NAME, sessionId), { recursive: true });
 }
 
-export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
-	let fold: PiFold | undefined;
-	const clock = simulatedClock();
-	const options = { ...cfg.piFoldOptions, ...(cfg.idle ? { clock: clock.now } : {}) };
-	const extensions: ExtensionFactory[] =
-		arm === "pi-fold"
+/** The arm's extensions: pi-fold in its arm (on the simulated clock where time is skipped), and the long tool runs in every arm. */
+function armExtensions(arm: ArmName, cfg: ArmConfig, clock: ReturnType<typeof simulatedClock>) {
+	const ref: { fold?: PiFold } = {};
+	const simulated = cfg.idle !== undefined || cfg.longRuns !== undefined;
+	const options = { ...cfg.piFoldOptions, ...(simulated ? { clock: clock.now } : {}) };
+	const commits = () => ref.fold?.runtime.get()?.status().commits.length ?? 0;
+	const long = cfg.longRuns
+		? longToolRuns(new Set(cfg.longRuns.batches), cfg.longRuns.seconds, clock.skip, commits)
+		: undefined;
+	const extensions: ExtensionFactory[] = [
+		...(arm === "pi-fold"
 			? [
-					(pi) => {
-						fold = registerPiFold(pi, options);
+					(pi: Parameters<ExtensionFactory>[0]) => {
+						ref.fold = registerPiFold(pi, options);
 					},
 				]
-			: [];
+			: []),
+		...(long ? [long.extension] : []),
+	];
+	return { ref, long, extensions };
+}
+
+export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
+	const clock = simulatedClock();
+	const { ref, long, extensions } = armExtensions(arm, cfg, clock);
 	const root = cfg.root ?? WORKLOAD_ROOT;
 	const settings = armSettings(arm, cfg.settings);
 	const h = await makeSession({
@@ -230,6 +250,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		contextWindow: cfg.contextWindow,
 		maxTokens: cfg.maxTokens,
 		...(cfg.cost ? { cost: cfg.cost } : {}),
+		...(cfg.longRuns ? { promptCache: { short: cfg.longRuns.ttlSeconds } } : {}),
 		settings,
 		extensions,
 	});
@@ -239,6 +260,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		meterProvider(h, records, (c) => (isSummaryRequest(c) ? "summary" : phase), cfg.onRequest);
 		const referBacks = cfg.referBack ? new ReferBacks(referBacksOf(cfg.values, cfg.stages)) : undefined;
 		if (cfg.idle) expireCache(h, IDLE_CACHE_TTL_SECONDS, clock.now);
+		if (cfg.longRuns) expireCache(h, cfg.longRuns.ttlSeconds, clock.now);
 		const work = workloadSteps(cfg.stages, workloadOf(arm, cfg, root, referBacks));
 		h.script(work);
 		const t0 = performance.now();
@@ -250,7 +272,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		}
 		gap();
 		const outcome = workOutcome(h.session.sessionManager.getBranch());
-		const open = fold?.runtime.get()?.view;
+		const open = ref.fold?.runtime.get()?.view;
 		const index = open ? indexCoverage(open.lattice, open.context.sources) : undefined;
 		// Summary requests in the recall phase get the workload's own answer (its step answers them first).
 		const agent = recallAgent({
@@ -269,8 +291,8 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		if (cfg.keepSessionAs && sessionFile)
 			keepSession(sessionFile, h.session.sessionManager.getSessionId(), cfg.keepSessionAs);
 		const branch = h.session.sessionManager.getBranch();
-		const rt = fold?.runtime.get();
-		if (arm === "pi-fold" && !rt) throw new Error(`pi-fold arm: no runtime (${fold?.runtime.reason()})`);
+		const rt = ref.fold?.runtime.get();
+		if (arm === "pi-fold" && !rt) throw new Error(`pi-fold arm: no runtime (${ref.fold?.runtime.reason()})`);
 		const status = rt?.status();
 		return {
 			arm,
@@ -284,6 +306,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 			...(referBacks ? { referBacks: referBacks.log } : {}),
 			recallCalls: agent.calls(),
 			compactions: branch.filter((e) => e.type === "compaction").length,
+			...(long ? { longRuns: { runs: long.runs.length, used: long.used() } } : {}),
 			sessionUsage: sessionUsageOf(branch),
 			fold: status && foldFigures(status, index),
 			extensionErrors: h.extensionErrors.map((e) => `${e.event}: ${e.error}`),
@@ -351,6 +374,7 @@ function foldFigures(status: RuntimeStatus, index: IndexCoverage | undefined): N
 		handlerMs: status.timing.handlerMs,
 		thresholdCancelled: status.compaction.thresholdCancelled,
 		coldCommits: status.policy.coldCommits,
+		warming: { stopped: status.policy.warmingStopped, kept: status.policy.warmingKept },
 		problems: status.problems,
 		...(index ? { index } : {}),
 	};

@@ -26,7 +26,13 @@ import {
 	trackRun,
 } from "./session-arms.ts";
 import { fixtureIndex, recallTargets } from "./session-recall.ts";
-import { SCENARIO_NAMES, SCENARIOS, type ScenarioName, scenarioCard } from "./session-scenarios.ts";
+import {
+	type LongRunsConfig,
+	SCENARIO_NAMES,
+	SCENARIOS,
+	type ScenarioName,
+	scenarioCard,
+} from "./session-scenarios.ts";
 import {
 	aboveTier,
 	type CostParts,
@@ -80,6 +86,8 @@ export interface SessionOptions {
 	keepSessions?: string;
 	/** prompts of `every` stages with idle gaps (the scenario's; none by default) */
 	idle?: { every: number; gapSeconds: number };
+	/** tool runs past the cache's lifetime (the scenario's; none by default) */
+	longRuns?: LongRunsConfig;
 	/** later stages quote values earlier ones printed (the scenario's) */
 	referBack?: boolean;
 	/** tool calls per stage, times this (the scenario's; 1 by default) */
@@ -193,6 +201,7 @@ export async function parseSessionArgs(argv: readonly string[]): Promise<Session
 			warmup: flags["no-warmup"] !== true,
 			...(scenario.cost ? { cost: scenario.cost } : {}),
 			...(d.idle ? { idle: d.idle } : {}),
+			...(d.longRuns ? { longRuns: d.longRuns } : {}),
 			...(d.referBack ? { referBack: true } : {}),
 			...(str("output-scale") !== undefined || d.outputScale
 				? { outputScale: wholeNumber("output-scale", str("output-scale"), d.outputScale ?? 1) }
@@ -323,6 +332,7 @@ function armConfigOf(o: SessionOptions, settings: Record<string, unknown>, value
 		root: o.root,
 		...(o.cost ? { cost: o.cost } : {}),
 		...(o.idle ? { idle: o.idle } : {}),
+		...(o.longRuns ? { longRuns: o.longRuns } : {}),
 		...(o.referBack ? { referBack: true } : {}),
 		...(o.outputScale && o.outputScale > 1 ? { outputScale: o.outputScale } : {}),
 	};

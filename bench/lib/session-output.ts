@@ -193,6 +193,20 @@ export function policiesText(r: SessionResult): string {
 	return lines.join("\n");
 }
 
+/** pi-fold and the prompt cache: commits on a cold cache, Pi's idle refreshes, tool runs past the cache's lifetime. */
+export function cacheText(r: SessionResult): string {
+	const run = r.runs["pi-fold"];
+	const f = run.fold;
+	if (!f) return "";
+	const long = run.longRuns
+		? `; tool runs past the cache's lifetime: ${run.longRuns.runs}, their turns ended with a commit: ${run.longRuns.used}`
+		: "";
+	return (
+		`pi-fold and the prompt cache: ${f.coldCommits} commit(s) on a cold cache; idle refreshes stopped ${f.warming.stopped}, ` +
+		`let go with a commit due ${f.warming.kept}${long}`
+	);
+}
+
 export function healthText(r: SessionResult): string {
 	return r.health.length === 0 ? "" : `WARNING: the run was not clean:\n- ${r.health.join("\n- ")}`;
 }
@@ -255,6 +269,7 @@ function armJson(r: SessionResult, arm: ArmName) {
 		values: run.values,
 		recallCalls: run.recallCalls,
 		...(run.referBacks ? { referBacks: run.referBacks } : {}),
+		...(run.longRuns ? { longRuns: run.longRuns } : {}),
 		fold: run.fold ? { ...run.fold, handlerMs: run.fold.handlerMs.map((x) => round(x)) } : undefined,
 		requests: run.records,
 	};

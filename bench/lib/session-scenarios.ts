@@ -18,6 +18,7 @@ export type ScenarioName =
 	| "refer"
 	| "tiered"
 	| "idle"
+	| "longrun"
 	| "window32k"
 	| "window64k"
 	| "window100k"
@@ -28,6 +29,7 @@ export const SCENARIO_NAMES: readonly ScenarioName[] = [
 	"refer",
 	"tiered",
 	"idle",
+	"longrun",
 	"window32k",
 	"window64k",
 	"window100k",
@@ -48,6 +50,15 @@ interface ScenarioDefaults {
 	referBack?: boolean;
 	/** Tool calls per stage, times this (default 1: 2-4 a stage). */
 	outputScale?: number;
+	/** These tool batches' first tool runs `seconds` (simulated), past the model's declared cache lifetime. */
+	longRuns?: LongRunsConfig;
+}
+
+/** Tool runs longer than the prompt cache's lifetime, which the model declares. */
+export interface LongRunsConfig {
+	batches: number[];
+	seconds: number;
+	ttlSeconds: number;
 }
 
 /** Ratio targets are "at most"; the counts are exact. Absent: not a target of that scenario. */
@@ -65,6 +76,8 @@ export interface ScenarioTargets {
 	nativeAboveTier?: number;
 	/** pi-fold commits made on a cold prompt cache, at least */
 	coldCommits?: number;
+	/** tool runs past the cache's lifetime whose turn ended with a pi-fold commit, at least */
+	longRunsUsed?: number;
 	/** stages that refer back and quote the right value, in every arm */
 	referBacksQuoted?: boolean;
 	/** pi-fold's prefix rewrites per request, at most (commits and other rewrites over every request) */
@@ -93,7 +106,7 @@ export const TIERED_COST: FauxCost = {
 };
 
 /** The default card's base rates as a catalog cost: $5 in / $0.50 cache read / $30 out per M, writes at the input rate. */
-const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
+export const EQUAL_COST: FauxCost = { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 };
 
 /** The equal window's session, which the refer and idle scenarios vary. */
 const EQUAL_DEFAULTS: ScenarioDefaults = {
@@ -201,6 +214,20 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
 		cost: EQUAL_COST,
 		targets: { costRatio: 0.6, totalTokensRatio: 1.0, peakShareOfBudget: 0.85, coldCommits: 1 },
 		files: { json: "session-idle.json", svg: "session-idle.svg" },
+	},
+	longrun: {
+		name: "longrun",
+		title: "a 200,000 window, three tool runs longer than the prompt cache's lifetime",
+		defaults: { ...EQUAL_DEFAULTS, longRuns: { batches: [16, 32, 48], seconds: 360, ttlSeconds: 300 } },
+		why:
+			"The equal scenario's session and model, where the model declares a 5-minute prompt cache and three tools " +
+			"(in stages 16, 32 and 48) run 6 minutes each (simulated), as a long build or test run does. The faux " +
+			"provider's cache keeps an entry 5 minutes for every arm alike, so the request after each long run is " +
+			"written whole: a commit at the end of that turn re-sends nothing a request would not, and pi-fold must " +
+			"hear that boundary although it decided whether to listen before the tool ran.",
+		cost: EQUAL_COST,
+		targets: { costRatio: 0.55, totalTokensRatio: 1.0, peakShareOfBudget: 0.85, longRunsUsed: 2 },
+		files: { json: "session-longrun.json", svg: "session-longrun.svg" },
 	},
 	window32k: {
 		name: "window32k",

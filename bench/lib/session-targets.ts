@@ -144,6 +144,7 @@ export function sessionTargets(x: TargetInputs): TargetResult[] {
 		...setupTargets(x),
 		...policyTargets(x.reports["pi-fold"], x.policies),
 		...coldTargets(x.runs["pi-fold"], x.targets),
+		...longRunTargets(x.runs["pi-fold"], x.targets),
 		...referTargets(x.runs, x.targets),
 	];
 }
@@ -340,6 +341,14 @@ function coldTargets(run: ArmRun, t: ScenarioTargets): TargetResult[] {
 	if (t.coldCommits === undefined) return [];
 	const measured = run.fold?.coldCommits ?? 0;
 	return [atLeast("pi-fold commits on a cold cache", measured, t.coldCommits)];
+}
+
+/** The long-run scenario's point: a cache that expired while a tool ran is used by a commit at that turn's end. */
+function longRunTargets(run: ArmRun, t: ScenarioTargets): TargetResult[] {
+	if (t.longRunsUsed === undefined) return [];
+	const used = run.longRuns?.used ?? 0;
+	const note = `${run.longRuns?.runs ?? 0} tool runs outlived the cache; pi-fold committed at the end of ${used} of their turns`;
+	return [atLeast("tool runs past the cache's lifetime used by a commit", used, t.longRunsUsed, note)];
 }
 
 /** Work that refers back: every arm quotes the right value, however it got it. */

@@ -18,7 +18,9 @@ import {
 	oneLine,
 } from "../values/text-fit.ts";
 import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
-import { type IndexChild, indexLines, toolGroupsText } from "./index-lines.ts";
+import { principalArgs, principalText } from "./call-args.ts";
+import { type IndexChild, indexLinesNaming, toolGroupsText } from "./index-lines.ts";
+import { declareRoot, sharedRoot, underRoot } from "./path-root.ts";
 import { type CallInfo, callsAcross, type EntryLookup, indexChild, readSpan, type SpanContent } from "./span.ts";
 
 /** The fixed last line of every brief: how to read the fold back. */
@@ -184,8 +186,22 @@ const consolidation: Writer = (fold, entriesById, budget, opts) => {
 	const calls = callsAcross(parts);
 	const header = `[pi-fold ${fold.id}] consolidation of ${folds} folds${rawCount > 0 ? ` and ${rawCount} raw entries` : ""} (${fold.leaves.length} entries, ${calls} calls); peek it or a child id`;
 	const h = clip(header, Math.min(240, budget));
-	return [h, ...indexLines(items, budget - codePointLength(h) - 1)];
+	// The directory most calls share is said once, so the index lines have room to name more calls.
+	const root = sharedRoot(
+		parts.flatMap((p) => p.calls.flatMap((c) => principalArgs(c.input).slice(0, 1).map(principalText))),
+	);
+	const declared = root === undefined ? [] : [declareRoot(root)];
+	const room = budget - codePointLength(h) - 1 - declared.reduce((s, l) => s + codePointLength(l) + 1, 0);
+	const first = indexLinesNaming(items, room, underRoot(root));
+	if (first.unnamed === 0) return [h, ...declared, ...first.lines];
+	// What the lines cannot name, one search lists: every folded call is a `-> call` line of its fold.
+	const listed = (n: number) => `+${count(n)} calls unnamed; all: ${LIST_CALLS}`;
+	const again = indexLinesNaming(items, room - codePointLength(listed(first.unnamed)) - 1, underRoot(root));
+	return [h, ...declared, ...again.lines, listed(Math.max(1, again.unnamed))];
 };
+
+/** One call that lists every folded call with its arguments and fold (paged by limit and offset). */
+const LIST_CALLS = `{"action":"search","query":"-> call "}`;
 
 /**
  * A consolidation's children in order: each child fold read whole from its leaves, raw runs by role

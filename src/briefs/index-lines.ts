@@ -44,7 +44,11 @@ interface ToolGroup {
 	values: { text: string; uses: number; first: number }[];
 }
 
-function toolGroups(calls: readonly IndexCall[]): ToolGroup[] {
+/** How an index line writes a principal value (a shared directory said once: path-root.ts). */
+type Naming = (text: string) => string;
+const asItIs: Naming = (text) => text;
+
+function toolGroups(calls: readonly IndexCall[], naming: Naming): ToolGroup[] {
 	const groups = new Map<string, ToolGroup & { byText: Map<string, ToolGroup["values"][number]> }>();
 	calls.forEach((c, i) => {
 		let g = groups.get(c.name);
@@ -55,7 +59,7 @@ function toolGroups(calls: readonly IndexCall[]): ToolGroup[] {
 		g.count++;
 		const p = principalArgs(c.input)[0];
 		if (!p) return;
-		const text = principalText(p);
+		const text = naming(principalText(p));
 		const known = g.byText.get(text);
 		if (known) known.uses++;
 		else {
@@ -91,8 +95,8 @@ class GroupsState {
 	readonly #len: number[];
 	#next: (number | undefined)[] = [];
 
-	constructor(calls: readonly IndexCall[]) {
-		this.groups = toolGroups(calls);
+	constructor(calls: readonly IndexCall[], naming: Naming = asItIs) {
+		this.groups = toolGroups(calls, naming);
 		this.k = this.groups.map(() => 0);
 		this.#len = this.groups.map((g) => codePointLength(groupText(g, 0)));
 		this.#next = this.groups.map((_, i) => this.#delta(i));
@@ -128,6 +132,15 @@ class GroupsState {
 
 	get complete(): boolean {
 		return this.groups.every((g, i) => this.k[i] >= g.values.length);
+	}
+
+	/** Calls whose principal argument the text does not show (`+n more`). */
+	get unnamed(): number {
+		let n = 0;
+		this.groups.forEach((g, i) => {
+			for (const v of g.values.slice(this.k[i])) n += v.uses;
+		});
+		return n;
 	}
 
 	text(): string {
@@ -208,11 +221,11 @@ function resultHead(c: IndexCall, n: number): string {
 const RESULT_HEAD = 40;
 
 /** A tool batch call by call, `name principal → "first words"`, when it fits `n`; else undefined. */
-function perCallText(calls: readonly IndexCall[], n: number): string | undefined {
+function perCallText(calls: readonly IndexCall[], n: number, naming: Naming): string | undefined {
 	if (calls.length === 0 || calls.length > 8) return undefined;
 	const bare = calls.map((c) => {
 		const p = principalArgs(c.input)[0];
-		return `${toolName(c.name)}${p ? ` ${principalText(p)}` : ""}`;
+		return `${toolName(c.name)}${p ? ` ${naming(principalText(p))}` : ""}`;
 	});
 	const sep = "; ";
 	const fixed = bare.reduce((s, b) => s + codePointLength(b) + " → ".length, 0) + sep.length * (calls.length - 1);
@@ -236,13 +249,15 @@ class ChildLine {
 	readonly child: IndexChild;
 	readonly head: string;
 	readonly tools: GroupsState;
+	readonly naming: Naming;
 	notes = 0;
 	perCall: string | undefined;
 
-	constructor(child: IndexChild) {
+	constructor(child: IndexChild, naming: Naming) {
 		this.child = child;
 		this.head = `- ${headOfChild(child)}`;
-		this.tools = new GroupsState(child.span.calls);
+		this.naming = naming;
+		this.tools = new GroupsState(child.span.calls, naming);
 	}
 
 	#notes(): string {
@@ -281,12 +296,23 @@ export function childSummary(child: IndexChild, n: number): string {
  * those naming the most calls per character first, across all children; then what room is left
  * goes to longer notes and, for small tool batches, each call's first words of result.
  */
-export function indexLines(items: readonly (IndexChild | string)[], n: number): string[] {
-	if (items.length === 0 || n <= 0) return [];
+export function indexLines(items: readonly (IndexChild | string)[], n: number, naming: Naming = asItIs): string[] {
+	return indexLinesNaming(items, n, naming).lines;
+}
+
+/** indexLines, and how many of the children's calls the lines leave without their principal argument. */
+export function indexLinesNaming(
+	items: readonly (IndexChild | string)[],
+	n: number,
+	naming: Naming = asItIs,
+): { lines: string[]; unnamed: number } {
+	const callsOf = (it: IndexChild | string) => (typeof it === "string" ? 0 : it.span.calls.length);
+	const all = items.reduce((sum, it) => sum + callsOf(it), 0);
+	if (items.length === 0 || n <= 0) return { lines: [], unnamed: all };
 	// A useful line names the child and (when it made calls) its most used principal argument.
 	const useful = items.map((it) => {
 		if (typeof it === "string") return Math.min(codePointLength(it), 80);
-		const line = new ChildLine(it);
+		const line = new ChildLine(it, naming);
 		const b = line.tools.best(Number.MAX_SAFE_INTEGER);
 		return line.length + (b?.cost ?? 0);
 	});
@@ -305,7 +331,7 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 	const skipped = items.length - shown;
 	const marker = skipped > 0 ? `[… ${count(skipped)} children omitted …]` : "";
 	const room = n - (marker ? codePointLength(marker) + 1 : 0) - (picked.length - 1);
-	const lines = picked.map((it) => (typeof it === "string" ? it : new ChildLine(it)));
+	const lines = picked.map((it) => (typeof it === "string" ? it : new ChildLine(it, naming)));
 	const len = (l: string | ChildLine) => (typeof l === "string" ? codePointLength(l) : l.length);
 	let left = room - lines.reduce((s, l) => s + len(l), 0);
 	const children = lines.filter((l): l is ChildLine => typeof l !== "string");
@@ -317,7 +343,7 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 		);
 		const out = lines.map((l, i) => clip(typeof l === "string" ? l : l.text(), shares[i]));
 		if (marker) out.splice(firstCount, 0, marker);
-		return out;
+		return { lines: out, unnamed: all };
 	}
 	// Round 2: each child's most used principal argument, in order, so every line names one.
 	for (const c of children) {
@@ -337,7 +363,10 @@ export function indexLines(items: readonly (IndexChild | string)[], n: number): 
 	spendTheRest(children, left);
 	const out = lines.map((l) => (typeof l === "string" ? clip(l, Math.max(1, codePointLength(l))) : l.text()));
 	if (marker) out.splice(firstCount, 0, marker);
-	return out;
+	// Calls of omitted children, and those a line counts without naming them.
+	const shownCalls = children.reduce((sum, c) => sum + c.child.span.calls.length, 0);
+	const unnamed = all - shownCalls + children.reduce((sum, c) => sum + (c.perCall ? 0 : c.tools.unnamed), 0);
+	return { lines: out, unnamed };
 }
 
 /** Each child's short notes, in order, while they fit (else the first note's start); returns what is left. */
@@ -364,7 +393,10 @@ function shortNotes(children: readonly ChildLine[], left: number): number {
 function spendTheRest(children: readonly ChildLine[], left: number): void {
 	const perCallWant = (c: ChildLine) =>
 		c.child.kind === "tool-batch" && c.tools.complete
-			? Math.max(0, codePointLength(perCallText(c.child.span.calls, 100_000) ?? "") - codePointLength(c.tools.text()))
+			? Math.max(
+					0,
+					codePointLength(perCallText(c.child.span.calls, 100_000, c.naming) ?? "") - codePointLength(c.tools.text()),
+				)
 			: 0;
 	const wants = children.map(
 		(c) =>
@@ -376,7 +408,7 @@ function spendTheRest(children: readonly ChildLine[], left: number): void {
 		if (extra[i] <= 0) return;
 		const budget = c.length + extra[i];
 		if (perCallWant(c) > 0) {
-			const per = perCallText(c.child.span.calls, codePointLength(c.tools.text()) + extra[i]);
+			const per = perCallText(c.child.span.calls, codePointLength(c.tools.text()) + extra[i], c.naming);
 			if (per !== undefined) c.perCall = per;
 			if (c.length > budget) c.perCall = undefined;
 		}

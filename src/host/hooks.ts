@@ -151,9 +151,9 @@ function onCoreMissing(pi: ExtensionAPI, guard: Guard): void {
 /** Each request about to go out: recorded (a bridge may show on it), then fenced. */
 function onRequests(pi: ExtensionAPI, guard: Guard, listener: BoundaryListener): void {
 	pi.on("agent_start", () => void guard.run("agent_start", (rt) => rt.early.promptStarted()));
-	// Pi's idle prompt-cache refresh: stopped when the next request rewrites that prefix anyway.
+	// Pi's idle prompt-cache refresh: stopped when it costs more than what the next commit keeps of it.
 	pi.on("cache_warming_decision", (e) => {
-		const action = guard.run("cache_warming_decision", (rt) => rt.timing.warming(e.action));
+		const action = guard.run("cache_warming_decision", (rt) => rt.timing.warming(e));
 		return action ? { action } : undefined;
 	});
 	pi.on("context", async (e, ctx) => {

@@ -49,6 +49,8 @@ export class Meter {
 	readonly #settings: Pick<RuntimeSettings, "providerInputBudget" | "piCompaction">;
 	/** Token estimates of raw entries and briefs, cached per entry (entries never change). */
 	readonly entryTokens: EntryTokens;
+	/** The core the meter estimates with (the policy's weighing asks it too). */
+	readonly core: PiFoldCore;
 	/** How fast requests grow, when the last went out and whether the cache still holds it. */
 	readonly pace: RequestPace;
 	/** The model object and Pi's compaction settings the last budget was computed for, and that budget (Pi keeps one object per selection). */
@@ -60,6 +62,7 @@ export class Meter {
 		this.#requests = new OccupancyMeter(core);
 		this.#settings = settings;
 		this.entryTokens = new EntryTokens(core);
+		this.core = core;
 		this.pace = new RequestPace(settings.clock);
 	}
 

@@ -8,11 +8,44 @@ const DEFAULT_CACHE_TTL_SECONDS = 300;
 /** Weight of the newest request in the growth average: the session's recent pace counts most. */
 const GROWTH_WEIGHT = 0.3;
 
-/** The prompt cache lifetime of a model (its `promptCache.short`, seconds), or Pi's default. */
-export function cacheTtlSeconds(model: unknown): number {
-	const pc = (model as { promptCache?: { short?: unknown } } | undefined)?.promptCache;
-	const s = pc?.short;
-	return typeof s === "number" && Number.isFinite(s) && s > 0 ? s : DEFAULT_CACHE_TTL_SECONDS;
+/** Anthropic bills a 1-hour cache write at twice the input price (pi-ai's calculateCost does too). */
+const ANTHROPIC_LONG_WRITE_FACTOR = 2;
+
+/** How the requests to a model are cached: the retention Pi's providers use, its lifetime, and its write price. */
+export interface CacheTerms {
+	retention: "short" | "long";
+	ttlSeconds: number;
+	/** The long retention's write price as a multiple of the input price, where the card's cacheWrite is not it. */
+	longWriteFactor?: number;
+}
+
+const seconds = (x: unknown): number | undefined =>
+	typeof x === "number" && Number.isFinite(x) && x > 0 ? x : undefined;
+
+/**
+ * The cache terms of `model`'s requests: Pi's providers use the long retention when
+ * PI_CACHE_RETENTION=long, else the short one; a model that declares only one lifetime has its
+ * requests kept that long. A long Anthropic write costs twice the input price, not the card's
+ * cacheWrite (the short write's).
+ */
+export function cacheTerms(model: unknown, env: Record<string, string | undefined> = process.env): CacheTerms {
+	const m = model as { promptCache?: { short?: unknown; long?: unknown }; api?: unknown } | undefined;
+	const short = seconds(m?.promptCache?.short);
+	const long = seconds(m?.promptCache?.long);
+	const wantsLong = env.PI_CACHE_RETENTION === "long" || (short === undefined && long !== undefined);
+	if (wantsLong && long !== undefined) {
+		return {
+			retention: "long",
+			ttlSeconds: long,
+			...(m?.api === "anthropic-messages" ? { longWriteFactor: ANTHROPIC_LONG_WRITE_FACTOR } : {}),
+		};
+	}
+	return { retention: "short", ttlSeconds: short ?? DEFAULT_CACHE_TTL_SECONDS };
+}
+
+/** The prompt cache lifetime of a model's requests (seconds; see cacheTerms), or Pi's default. */
+export function cacheTtlSeconds(model: unknown, env?: Record<string, string | undefined>): number {
+	return cacheTerms(model, env).ttlSeconds;
 }
 
 export type CacheVerdict =
@@ -64,6 +97,11 @@ export class RequestPace {
 	/** Tokens a request adds to the window, on average lately; undefined before two requests. */
 	get growth(): number | undefined {
 		return this.#growth;
+	}
+
+	/** The calibrated size of the last request sent; undefined before one. */
+	get lastTokens(): number | undefined {
+		return this.#lastTokens;
 	}
 
 	/** When the last request went out (or was refreshed), ms by the pace's clock. */

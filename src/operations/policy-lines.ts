@@ -35,7 +35,9 @@ export function policyLines(p: PolicyStatus, rawBatches: number): string[] {
 		);
 	}
 	if (p.warmingStopped > 0) {
-		lines.push(`idle cache refreshes stopped: ${p.warmingStopped} (the next request rewrote that prefix anyway)`);
+		lines.push(
+			`idle cache refreshes stopped: ${p.warmingStopped} (each cost more than the prefix the next commit keeps)`,
+		);
 	}
 	return lines;
 }

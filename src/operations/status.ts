@@ -63,8 +63,10 @@ export interface PolicyStatus {
 	/** The last commit made on a cold cache (turn: its boundary's; none: before a prompt's first request), and how many were. */
 	lastCold?: { turn?: number; freed: number };
 	coldCommits: number;
-	/** Pi's idle cache refreshes stopped because the next request rewrites anyway. */
+	/** Pi's idle cache refreshes stopped: they cost more than the prefix the next commit keeps warm. */
 	warmingStopped: number;
+	/** Pi's idle cache refreshes let go on although a commit is due: the prefix it keeps is worth more. */
+	warmingKept: number;
 	/** Why the last decision held a due commit back (the last request rewrote the window already). */
 	held?: string;
 	/** The raw working set at the last decision: the newest tool batches kept as they are, and their tokens. */

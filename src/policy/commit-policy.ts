@@ -15,6 +15,8 @@ export interface WeighedMark {
 	prefixRewritten: number;
 	/** Whether the commit may choose it on its own (not unstorable, not damaged). */
 	choosable: boolean;
+	/** A peek's own result: every commit takes it, working set or not. */
+	always?: boolean;
 }
 
 interface PolicyInput {
@@ -35,6 +37,13 @@ interface PolicyInput {
 	holdLimit?: number;
 	/** Whether the last request already rewrote the window (a commit, an expand, a repair). */
 	lastRewrote?: boolean;
+	/** Calibrated tokens the turn just ended appended to the last request: the next request writes them anyway. */
+	appended?: number;
+	/**
+	 * Calibrated tokens of the window from the first older root the commit's consolidation would
+	 * take on (its brief is replaced), when it would; 0: none.
+	 */
+	consolidationRewritten?: number;
 }
 
 export interface PolicyOutcome {
@@ -42,8 +51,11 @@ export interface PolicyOutcome {
 	need: number;
 	/** Marks ending after this position are not chosen (the working set); undefined: any mark. */
 	eligibleEnd?: number;
-	/** The cost model's reckoning, when it decided. */
-	cost?: CommitDecision & { freed: number; rewrite: number; growth: number };
+	/**
+	 * The cost model's reckoning, when it decided; `kept`: calibrated tokens of the window before the
+	 * commit's first changed entry (what a warm cache still serves after it).
+	 */
+	cost?: CommitDecision & { freed: number; rewrite: number; growth: number; kept: number };
 	/** Why no commit is made although one might be due, in a person's words. */
 	held?: string;
 }
@@ -51,21 +63,39 @@ export interface PolicyOutcome {
 /** Before the session has a pace of its own: a request adds about this share of the budget. */
 const GROWTH_SHARE_UNMEASURED = 0.02;
 
+/**
+ * With a provider that does not cache, a commit waits until it frees this share of the budget: a
+ * commit per turn would keep the window a little smaller at the price of a record, a receipt and
+ * churn every turn; in steps of a tenth the window still stays near its floor.
+ */
+export const UNCACHED_STEP_SHARE = 0.1;
+
+/** What a cost commit folds and re-sends: the eligible marks with the peeks' own, and the first changed entry. */
+function costScope(input: Pick<PolicyInput, "marks" | "workingSetStart" | "consolidationRewritten">): {
+	freed: number;
+	/** Calibrated tokens of the window from its first changed entry on, before the commit. */
+	first: number;
+} {
+	const taken = input.marks.filter((m) => m.choosable && (m.always || m.end <= input.workingSetStart));
+	const freed = taken.reduce((s, m) => s + m.freed, 0);
+	// The stalest mark taken, or an older root a consolidation takes on, is the first changed entry:
+	// everything from it on is re-sent.
+	const first = taken.reduce((most, m) => Math.max(most, m.prefixRewritten), input.consolidationRewritten ?? 0);
+	return { freed, first: taken.length > 0 ? first : 0 };
+}
+
 export function commitPolicy(input: PolicyInput): PolicyOutcome {
 	const { thresholds, rates, occupancy } = input;
 	// Two rewrites in a row re-send the window twice for one fold's worth: the next commit waits a
 	// request, past the budget if need be, unless that request could not be sent at all (or would
-	// pass a price tier).
+	// pass a price tier), or the cache expired (the next request is written whole anyway).
 	const mustFold = input.holdLimit !== undefined && occupancy.tokens > input.holdLimit;
-	if (input.lastRewrote && !mustFold) {
+	if (input.lastRewrote && !mustFold && !(rates && input.cache === "cold")) {
 		return { need: 0, held: "the last request rewrote the window already: a commit now would rewrite it again" };
 	}
 	if (!rates) return { need: commitNeed(occupancy, thresholds) };
-	const eligible = input.marks.filter((m) => m.choosable && m.end <= input.workingSetStart);
-	const freed = eligible.reduce((s, m) => s + m.freed, 0);
-	// The stalest eligible mark is the first changed entry: everything from it on is re-sent.
-	const first = eligible.reduce((most, m) => Math.max(most, m.prefixRewritten), 0);
-	const rewrite = Math.max(0, first - freed);
+	const { freed, first } = costScope(input);
+	const rewrite = Math.max(0, first - freed - (input.appended ?? 0));
 	const growth = input.growth ?? Math.ceil(GROWTH_SHARE_UNMEASURED * occupancy.budget);
 	const cap = Math.ceil(thresholds.maxTarget * occupancy.budget);
 	const decision = decideCommit({
@@ -77,8 +107,9 @@ export function commitPolicy(input: PolicyInput): PolicyOutcome {
 		rewrite,
 		growth,
 		minFreed: Math.ceil(thresholds.minFoldChars / 4),
+		uncachedStep: Math.ceil(UNCACHED_STEP_SHARE * occupancy.budget),
 	});
-	const cost = { ...decision, freed, rewrite, growth };
+	const cost = { ...decision, freed, rewrite, growth, kept: Math.max(0, occupancy.tokens - first) };
 	if (!decision.commit) return { need: 0, cost };
 	if (occupancy.tokens - freed >= cap) {
 		// At the cap with too little outside the working set. A commit that cannot bring the window

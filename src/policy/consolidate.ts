@@ -23,28 +23,62 @@ export function must<T extends object>(what: string, o: Outcome<T>): T {
 	return o as T;
 }
 
+/** A visible root as consolidation weighs it. */
+export interface RootShape {
+	start: number;
+	end: number;
+	height: number;
+	/** Known damaged: stays a root of its own. */
+	pinned: boolean;
+}
+
+/** The core's runs over `roots` (in window order), as index pairs [first, last]. */
+function groupsOver(core: PiFoldCore, roots: readonly RootShape[], consolidateAfter: number): [number, number][] {
+	if (roots.length <= consolidateAfter) return [];
+	const choice = core.selectConsolidation(
+		{
+			start: roots.map((v) => v.start),
+			end: roots.map((v) => v.end),
+			// A damaged fold stays a root of its own: no new parent is built over bytes known bad.
+			flags: roots.map((v) => (v.pinned ? MARK_PINNED : 0)),
+			// Only roots of equal height merge (lowest first): the tree's depth grows with the
+			// logarithm of the session, not by one level per consolidation.
+			height: roots.map((v) => v.height),
+		},
+		consolidateAfter,
+		CONSOLIDATION_MAX_GAP,
+	);
+	const groups: [number, number][] = [];
+	for (let g = 0; g < choice.groupCount; g++) groups.push([choice.groups[2 * g], choice.groups[2 * g + 1]]);
+	return groups;
+}
+
 /** The runs of visible roots of `work` the core chooses to consolidate now, oldest first (none at or under consolidateAfter). */
 export function consolidationGroups(work: FoldLattice, input: ConsolidateInput): FoldId[][] {
 	const roots = work.visibleRoots();
-	if (roots.length <= input.consolidateAfter) return [];
-	const views = roots.map((id) => work.get(id) as FoldView);
-	const choice = input.core.selectConsolidation(
-		{
-			start: views.map((v) => v.start),
-			end: views.map((v) => v.end),
-			// A damaged fold stays a root of its own: no new parent is built over bytes known bad.
-			flags: views.map((v) => (input.damaged?.has(v.id) ? MARK_PINNED : 0)),
-			// Only roots of equal height merge (lowest first): the tree's depth grows with the
-			// logarithm of the session, not by one level per consolidation.
-			height: views.map((v) => work.height(v.id) ?? 1),
-		},
-		input.consolidateAfter,
-		CONSOLIDATION_MAX_GAP,
-	);
-	const groups: FoldId[][] = [];
-	for (let g = 0; g < choice.groupCount; g++)
-		groups.push(roots.slice(choice.groups[2 * g], choice.groups[2 * g + 1] + 1));
-	return groups;
+	const shapes = roots.map((id) => {
+		const v = work.get(id) as FoldView;
+		return { start: v.start, end: v.end, height: work.height(id) ?? 1, pinned: input.damaged?.has(id) ?? false };
+	});
+	return groupsOver(input.core, shapes, input.consolidateAfter).map(([a, b]) => roots.slice(a, b + 1));
+}
+
+/**
+ * Where the first consolidation a commit of `marks` would make starts (a context position), or
+ * undefined when it makes none: the roots after the commit are the visible ones the marks do not
+ * cover, and the marks themselves. A consolidation replaces its roots' briefs with its own, so the
+ * window changes from there on, even before the stalest mark committed.
+ */
+export function consolidationStart(
+	core: PiFoldCore,
+	visible: readonly RootShape[],
+	marks: readonly RootShape[],
+	consolidateAfter: number,
+): number | undefined {
+	const covered = (r: RootShape) => marks.some((m) => m.start <= r.start && r.end <= m.end);
+	const after = [...visible.filter((r) => !covered(r)), ...marks].sort((a, b) => a.start - b.start);
+	const first = groupsOver(core, after, consolidateAfter)[0];
+	return first ? after[first[0]].start : undefined;
 }
 
 /**

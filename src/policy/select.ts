@@ -1,7 +1,7 @@
 // Which pending marks a commit folds: what each would free (the tokens its span shows now minus
 // its brief's, in the calibrated unit of the need), then the core's stalest-first selection until
-// the need is met. A person's /fold takes every mark asked for; a peek's own result goes whatever
-// it frees.
+// the need is met; under the cost model (a working set given), every mark outside it. A person's
+// /fold takes every mark asked for; a peek's own result goes whatever it frees.
 import type { ProjectedSessionEntry } from "@earendil-works/pi-coding-agent";
 import { MARK_ELIGIBLE, type PiFoldCore } from "../../bindings/index.ts";
 import { keepMarkBriefs, markBrief } from "../briefs/briefs.ts";
@@ -109,14 +109,13 @@ export function selectMarks(input: SelectInput): Selection {
 	// A mark an earlier commit could not store is left to a person's /fold, or to a reopen.
 	const unstorable = input.all ? undefined : input.unstorable;
 	const eligibleEnd = input.all ? Number.POSITIVE_INFINITY : (input.eligibleEnd ?? Number.POSITIVE_INFINITY);
-	const selection = core.selectCommit(
-		{
-			position: pending.map((f) => f.start),
-			tokensFreed: freedOf,
-			flags: pending.map((f) => (unstorable?.has(f.id) || f.end > eligibleEnd ? 0 : MARK_ELIGIBLE)),
-		},
-		need,
-	);
+	const flags = pending.map((f) => (unstorable?.has(f.id) || f.end > eligibleEnd ? 0 : MARK_ELIGIBLE));
+	// The cost model decided on every mark outside the working set, by its own estimate of what they
+	// free: all of them fold, so a higher figure here cannot stop the selection short of its decision.
+	const selection =
+		input.eligibleEnd !== undefined && !input.all
+			? everyEligible(flags, freedOf, need)
+			: core.selectCommit({ position: pending.map((f) => f.start), tokensFreed: freedOf, flags }, need);
 	// A peek's own result was marked to go at the next commit, whatever it frees.
 	const chosen = input.all
 		? pending.map((_, i) => i)
@@ -128,4 +127,11 @@ export function selectMarks(input: SelectInput): Selection {
 			];
 	if (chosen.length === 0) throw new Error(`no mark frees anything (need ${need} tokens)`);
 	return { pending, briefs, chosen, freed: selection.freed, met: selection.met };
+}
+
+/** Every mark flagged eligible, and what they free together against `need`. */
+function everyEligible(flags: readonly number[], freedOf: readonly number[], need: number) {
+	const chosen = flags.flatMap((f, i) => (f & MARK_ELIGIBLE ? [i] : []));
+	const freed = chosen.reduce((sum, i) => sum + freedOf[i], 0);
+	return { chosen, freed, met: freed >= need };
 }

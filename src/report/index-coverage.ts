@@ -3,11 +3,13 @@
 // read in one line of a brief the window shows. A value counts when the line holds its first
 // PRINCIPAL_KEY_CHARS characters (a number with its key, `stage=3`) literally, or once one `{a,b}` group of the line (nested groups
 // inside it too) is replaced by one of its alternatives: index lines factor common prefixes and
-// suffixes that way (`src/{a,b}.ts`). The tool name must be on the same line, and that line must
+// suffixes that way (`src/{a,b}.ts`), and a directory the brief declares once (`$R = /repo`) is read
+// back where its lines write `$R/`. The tool name must be on the same line, and that line must
 // speak for a fold holding the call: the brief's own lines, or the index line of the child (at
 // any depth below) it lies in.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { principalKey } from "../briefs/call-args.ts";
+import { rootExpanded } from "../briefs/path-root.ts";
 import type { FoldId } from "../fold-types.ts";
 import type { FoldLattice } from "../lattice/index.ts";
 
@@ -135,9 +137,11 @@ export function indexCoverage(lattice: FoldLattice, sources: readonly SessionEnt
 	const shown = lattice.window().flatMap((w) => (w.type === "fold" ? [w.id] : []));
 	const briefs = shown.map((id) => lattice.get(id)?.brief ?? "");
 	const lines = briefs.flatMap((b, i) =>
-		b
-			.split("\n")
-			.map((line) => ({ owner: CHILD_LINE.exec(line)?.[1] ?? shown[i], line, readings: braceReadings(line) })),
+		rootExpanded(b.split("\n")).map((line) => ({
+			owner: CHILD_LINE.exec(line)?.[1] ?? shown[i],
+			line,
+			readings: braceReadings(line),
+		})),
 	);
 	const calls = foldedCalls(lattice, byId, shown);
 	const missing: IndexCoverage["missing"] = [];
@@ -149,7 +153,7 @@ export function indexCoverage(lattice: FoldLattice, sources: readonly SessionEnt
 	const briefOf = (id: string) => {
 		let lines = briefLines.get(id);
 		if (!lines) {
-			lines = (lattice.get(id as FoldId)?.brief ?? "").split("\n");
+			lines = rootExpanded((lattice.get(id as FoldId)?.brief ?? "").split("\n"));
 			briefLines.set(id, lines);
 		}
 		return lines;

@@ -50,7 +50,7 @@ interface QuietTurnDeps {
 	/** A turn that did not fail answered what Pi's compaction asked. */
 	compaction: Pick<Compaction, "answered">;
 	/** Whether the cost model expects the next boundary to commit, asked again at each quiet end. */
-	timing: Pick<CommitTiming, "prospect" | "due">;
+	timing: Pick<CommitTiming, "prospect" | "due" | "coldNow">;
 	/** The measurement the quiet end takes replaces what earlier edits left unmeasured. */
 	session: Pick<OpenSession, "unmeasured" | "workingCopy" | "version" | "syncedLeaf">;
 	proposals: Pick<Proposals<ProposalEffects>, "propose">;
@@ -123,8 +123,10 @@ export class QuietTurns {
 
 	/**
 	 * Whether the next turn_end must run pi-fold's boundary: something staged for it, or (asked
-	 * during a turn) the request it would measure coming near the commit threshold. Between turns
-	 * only the first counts: the next turn's messages decide on the second before its turn_end.
+	 * during a turn) the request it would measure coming near the commit threshold, or the prompt
+	 * cache expired since the last request (a tool ran longer than its lifetime: asked again as each
+	 * tool result ends, so the boundary commits while the next request is written whole anyway).
+	 * Between turns only the first counts: the next turn's messages decide on the rest before its turn_end.
 	 */
 	wanted(model: Model): boolean {
 		const { staged, bridge, repair, meter, settings } = this.#deps;
@@ -133,6 +135,7 @@ export class QuietTurns {
 		if (bridge.armed || bridge.shown || repair.armed || this.#deps.timing.due) return true;
 		const turn = this.#turn;
 		if (!turn) return false;
+		if (this.#deps.timing.coldNow(model)) return true;
 		const budget = meter.budget(model);
 		if (!budget.ok) return false;
 		const tokens = this.#tokens(turn, model, budget.budget);
