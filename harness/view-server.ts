@@ -61,6 +61,6 @@ export function launchViewBrowser(lookup: { executablePath: string; env: NodeJS.
 		executablePath: lookup.executablePath,
 		env: lookup.env,
 		args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-		timeout: 30_000,
+		timeout: 120_000,
 	});
 }

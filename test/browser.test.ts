@@ -90,7 +90,7 @@ describe.skipIf(!lookup.ok)(lookup.ok ? `${SUITE} (${lookup.source})` : `${SUITE
 			env: lookup.env,
 			headless: true,
 			args: CHROMIUM_ARGS,
-			timeout: 20_000,
+			timeout: 120_000,
 		});
 		const page = context.pages()[0] ?? (await context.newPage());
 		const pageErrors: string[] = [];

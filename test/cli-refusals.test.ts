@@ -15,7 +15,7 @@ import { committedFolds, copySession, FOLD_WINDOW, recordedFold } from "./helper
 afterAll(removeTempDirs);
 
 const cli = (args: readonly string[]): Promise<RunResult> =>
-	run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: childEnv(piEnv()), timeoutMs: 120_000 });
+	run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: childEnv(piEnv()), timeoutMs: 240_000 });
 
 /** Every file under `dir` with its size and bytes' hash-free fingerprint: what a refusal must leave alone. */
 function snapshot(dir: string): string[] {
@@ -41,7 +41,7 @@ describe("the input is never an output", () => {
 		session = copySession(source, "refuse-out");
 		other = copySession(source, "refuse-other");
 		before = [...snapshot(dirname(session)), ...snapshot(dirname(other))];
-	}, 120_000);
+	}, 300_000);
 
 	it("view --out and replay --svg naming the session read, another session, or a file of a fold store: exit 1, nothing written", async () => {
 		const store = storeOf(session);
@@ -66,7 +66,7 @@ describe("the input is never an output", () => {
 			}
 		}
 		expect([...snapshot(dirname(session)), ...snapshot(dirname(other))]).toEqual(before);
-	}, 120_000);
+	}, 300_000);
 
 	it("a symlink to the session is the session", async () => {
 		const link = join(tempDir("refuse-link"), "page.html");
@@ -87,7 +87,7 @@ describe("the input is never an output", () => {
 		expect(Number(printed!.replaceAll(",", ""))).toBe(statSync(out).size);
 		// The page holds characters outside ASCII, so the two counts differ: the test can tell them apart.
 		expect(readFileSync(out, "utf8").length).not.toBe(statSync(out).size);
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("symlink loops", () => {
@@ -104,7 +104,7 @@ describe("symlink loops", () => {
 			expect(r.code, `${args[0]}: ${r.stderr}`).toBe(1);
 			expect(r.stderr).toBe(`pi-fold ${args[0]}: ${loop}: a symlink loop (or too many symlinks), not a session file\n`);
 		}
-	}, 60_000);
+	}, 300_000);
 
 	it("a fold store that is a symlink loop: view shows its folds damaged, peek and unfold refuse; never an internal error", async () => {
 		const session = copySession((await recordedFold()).file, "store-loop");
@@ -127,5 +127,5 @@ describe("symlink loops", () => {
 			expect(r.stderr).not.toContain("internal error");
 			expect(r.stderr).toContain(fold);
 		}
-	}, 120_000);
+	}, 300_000);
 });

@@ -93,7 +93,7 @@ describe("/fold and /fold-status on a real session", () => {
 		rt = r;
 		marks = (rt.lattice?.pending() ?? []).map((f) => f.id);
 		await h.session.bindExtensions({ uiContext: recorder.ui, mode: "tui" });
-	}, 240_000);
+	}, 600_000);
 	afterAll(() => h?.dispose());
 
 	it("the workload left only pending marks: nothing folded by itself", () => {
@@ -307,5 +307,5 @@ describe('slash commands in print mode (`pi -p "/fold-status"`)', () => {
 		expect(settings.stdout).toMatch(/^pi-fold settings file: /);
 		const editor = await runPi(["-p", "/fold-editor", ...base], { cwd: work, env });
 		expect(editor.stdout).toContain("The editor's keys (Enter, m, u, p) need the interactive TUI");
-	}, 90_000);
+	}, 300_000);
 });

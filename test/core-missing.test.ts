@@ -55,7 +55,7 @@ for (const [damage, harm, reason] of damages) {
 				fauxAssistantMessage(fauxText("noted")),
 			]);
 			await h.session.prompt("Report pi-fold's status.");
-		}, 120_000);
+		}, 300_000);
 		afterAll(() => h?.dispose());
 
 		it("tells the person once, with the reason, the command and the folder", () => {

@@ -20,7 +20,7 @@ const DEMO = join(REPO_ROOT, "scripts/demo.ts");
 const STAGES = 6;
 
 function demo(args: string[]): Promise<RunResult> {
-	return run(process.execPath, [DEMO, ...args], { cwd: REPO_ROOT, env: childEnv(piEnv()), timeoutMs: 110_000 });
+	return run(process.execPath, [DEMO, ...args], { cwd: REPO_ROOT, env: childEnv(piEnv()), timeoutMs: 240_000 });
 }
 
 let out: string;
@@ -29,7 +29,7 @@ let result: RunResult;
 beforeAll(async () => {
 	out = tempDir("demo-out");
 	result = await demo(["--stages", String(STAGES), "--out-dir", out]);
-}, 120_000);
+}, 300_000);
 afterAll(() => removeTempDirs());
 
 describe("npm run demo", () => {
@@ -175,5 +175,5 @@ describe("npm run demo on a terminal", () => {
 		} finally {
 			await pty.close();
 		}
-	}, 120_000);
+	}, 300_000);
 });

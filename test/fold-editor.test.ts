@@ -93,7 +93,7 @@ describe("/fold-editor on a real session", () => {
 		for (let i = 0; i < 100 && !rec.component; i++) await new Promise((res) => setTimeout(res, 10));
 		if (!rec.component) throw new Error("the command did not open the editor");
 		editor = rec.component;
-	}, 240_000);
+	}, 600_000);
 	afterAll(() => h?.dispose());
 
 	it("the workload left folds and marks to edit", () => {

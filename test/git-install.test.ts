@@ -46,7 +46,7 @@ beforeAll(async () => {
 	if (installed.code !== 0 || !installed.stdout.includes(`Installed ${SOURCE}`)) {
 		throw new Error(`pi install ${SOURCE} failed\n${show(installed)}`);
 	}
-}, 120_000);
+}, 300_000);
 
 describe(`\`pi install ${SOURCE}\` (Pi clones the repository and installs its runtime dependencies)`, () => {
 	it("leaves a clone of the committed tree with the committed core, no dist/, and only runtime dependencies", () => {
@@ -68,7 +68,7 @@ describe(`\`pi install ${SOURCE}\` (Pi clones the repository and installs its ru
 	it("`pi -p`: Pi loads the package from its settings, and the tool answers from the clone's core", async () => {
 		const result = await askStatus(env, tempDir("work-git-status"));
 		expectAnsweredFrom(result, clone, env);
-	}, 60_000);
+	}, 300_000);
 
 	it("`pi install <that clone>` (a local folder, never built): the tool answers from the folder", async () => {
 		const other = childEnv(piEnv());
@@ -76,7 +76,7 @@ describe(`\`pi install ${SOURCE}\` (Pi clones the repository and installs its ru
 		const installed = await runPi(["install", clone], { cwd: work, env: other });
 		expect(installed.code, show(installed)).toBe(0);
 		expectAnsweredFrom(await askStatus(other, work), clone, other);
-	}, 60_000);
+	}, 300_000);
 });
 
 describe("the cloned package in a real AgentSession: the core answers and a commit folds", () => {
@@ -101,7 +101,7 @@ describe("the cloned package in a real AgentSession: the core answers and a comm
 			fauxAssistantMessage(fauxText("noted")),
 		]);
 		await h.session.prompt("Report pi-fold's status.");
-	}, 240_000);
+	}, 600_000);
 	afterAll(() => h?.dispose());
 
 	it("reports the clone's core loaded and its self-check passing", () => {

@@ -91,7 +91,7 @@ describe("reduceJournal over a real folded session", () => {
 		fold = made.fold();
 		h.script(workloadSteps(32, { seed: 7, readLines: { min: 400, max: 2000 }, windowLimit: 32_000 }));
 		await h.session.prompt(WORKLOAD_PROMPT);
-	}, 120_000);
+	}, 300_000);
 	afterAll(() => h?.dispose());
 
 	it("names exactly the folds the runtime's rebuild holds, each in the same state, with the same record", () => {

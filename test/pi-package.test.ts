@@ -117,7 +117,7 @@ beforeAll(async () => {
 	const extracted = await run("tar", ["-xzf", tarball, "-C", dest], { cwd: dest, env });
 	if (extracted.code !== 0) throw new Error(`tar failed\n${show(extracted)}`);
 	unpacked = join(dest, "package");
-}, 120_000);
+}, 300_000);
 
 afterAll(() => {
 	if (timings.length > 0) console.info(`[pi-package] ${timings.join(", ")}`);
@@ -201,22 +201,22 @@ describe("`pi install npm:pi-fold@file:<abs .tgz>` (npm installs the tarball int
 		const listed = await runPi(["list"], { cwd: work, env });
 		expect(listed.stdout).toContain(source());
 		expect(listed.stdout).toContain(installed);
-	}, 90_000);
+	}, 300_000);
 
 	it("answers pi_fold_context status from the installed copy's Wasm core", async () => {
 		const result = await timed("pi -p (npm route)", () => askStatus(env, work));
 		expectAnsweredFrom(result, installed, env);
-	}, 60_000);
+	}, 300_000);
 
 	it("the `pi-fold` bin in Pi's npm folder replays a session, on the Pi that `pi` on PATH leads to", async () => {
 		const rec = await recordedFold();
 		const bin = join(agentDir, "npm/node_modules/.bin/pi-fold");
 		const args = ["replay", rec.file, "--json", "--window", String(FOLD_WINDOW), "--budget", String(FOLD_BUDGET)];
 		const path = `${PATH_WITHOUT_PI}:${piLauncherDir()}`;
-		const r = await run(bin, args, { cwd: work, env: { ...env, PATH: path }, timeoutMs: 120_000 });
+		const r = await run(bin, args, { cwd: work, env: { ...env, PATH: path }, timeoutMs: 240_000 });
 		expect(r.code, show(r)).toBe(0);
 		expect(policy(JSON.parse(r.stdout) as ReplayResult, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
-	}, 120_000);
+	}, 300_000);
 
 	it("the same bin writes a session's view page (its bundle and core from the installed copy)", async () => {
 		const rec = await recordedFold();
@@ -224,12 +224,12 @@ describe("`pi install npm:pi-fold@file:<abs .tgz>` (npm installs the tarball int
 		const out = join(tempDir("view-installed"), "view.html");
 		const path = `${PATH_WITHOUT_PI}:${piLauncherDir()}`;
 		const args = ["view", rec.file, "--out", out, "--window", String(FOLD_WINDOW)];
-		const r = await run(bin, args, { cwd: work, env: { ...env, PATH: path }, timeoutMs: 120_000 });
+		const r = await run(bin, args, { cwd: work, env: { ...env, PATH: path }, timeoutMs: 240_000 });
 		expect(r.code, show(r)).toBe(0);
 		const html = readFileSync(out, "utf8");
 		expect(html).toContain(readFileSync(join(REPO_ROOT, "view/pi-fold-view.js"), "utf8"));
 		expect(html).toContain('"native":{"state":"ready"');
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("`pi install /path/to/pi-fold` (a local folder, loaded where it is)", () => {
@@ -246,7 +246,7 @@ describe("`pi install /path/to/pi-fold` (a local folder, loaded where it is)", (
 		expect(installed.stdout).toContain("Installed");
 		const result = await timed("pi -p (folder route)", () => askStatus(env, work));
 		expectAnsweredFrom(result, unpacked, env);
-	}, 90_000);
+	}, 300_000);
 
 	it("this clone itself (after npm ci and the build): the tool answers from the clone", async () => {
 		const env = childEnv(piEnv());
@@ -255,7 +255,7 @@ describe("`pi install /path/to/pi-fold` (a local folder, loaded where it is)", (
 		expect(installed.code, show(installed)).toBe(0);
 		const result = await timed("pi -p (clone route)", () => askStatus(env, work));
 		expectAnsweredFrom(result, REPO_ROOT, env);
-	}, 60_000);
+	}, 300_000);
 });
 
 describe("`registerPiFold` from `pi-fold/extension`, in a project that installed the tarball", () => {
@@ -302,7 +302,7 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 			},
 		);
 		expect(missing.stdout.trim()).toBe("ERR_PACKAGE_PATH_NOT_EXPORTED");
-	}, 120_000);
+	}, 300_000);
 
 	it("as a project extension (.pi/extensions/), print mode loads it only in a trusted project (Pi's project trust)", async () => {
 		expect(project, "the test above made the project").not.toBe("");
@@ -320,7 +320,7 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 		expectAnsweredFrom(approved, join(project, "node_modules", PKG.name), env);
 		expect(readJson(join(project, "registered.json"))).toMatchObject({ budget: 12_345 });
 		rmSync(join(project, ".pi"), { recursive: true });
-	}, 60_000);
+	}, 300_000);
 
 	it("its types are built declarations: the extension typechecks without allowImportingTsExtensions, on ES2022", async () => {
 		expect(project, "the test above made the project").not.toBe("");
@@ -360,7 +360,7 @@ describe("`registerPiFold` from `pi-fold/extension`, in a project that installed
 		const types = (pkg.exports?.["./extension"] as Record<string, string> | undefined)?.types ?? "";
 		expect(types).toMatch(/\.d\.ts$/);
 		expect(existsSync(join(project, "node_modules", PKG.name, types))).toBe(true);
-	}, 60_000);
+	}, 300_000);
 });
 
 describe("the installed `pi-fold` command, in a clean folder with no host packages", () => {
@@ -378,7 +378,7 @@ describe("the installed `pi-fold` command, in a clean folder with no host packag
 		if (npmInstall.code !== 0) throw new Error(`npm install failed\n${show(npmInstall)}`);
 		bin = join(project, "node_modules/.bin/pi-fold");
 		rec = await recordedFold();
-	}, 120_000);
+	}, 300_000);
 
 	const replayArgs = () => [
 		"replay",
@@ -393,7 +393,7 @@ describe("the installed `pi-fold` command, in a clean folder with no host packag
 	it("`pi-fold replay` runs on the Pi that `pi` on PATH leads to, says so, and replays as from a clone", async () => {
 		for (const host of HOST_PACKAGES) expect(existsSync(join(project, "node_modules", host)), host).toBe(false);
 		const env = { ...childEnv(piEnv()), PATH: `${pathWithoutPi}:${piLauncherDir()}` };
-		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
+		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 240_000 });
 		expect(r.code, show(r)).toBe(0);
 		const piDir = realpathSync(join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent"));
 		expect(r.stderr).toContain(`pi-fold replay: using Pi ${PI_VERSION} from ${piDir} (the \`pi\` command on PATH)`);
@@ -401,7 +401,7 @@ describe("the installed `pi-fold` command, in a clean folder with no host packag
 		expect(json.requests).toBe(rec.billed.length);
 		expect(policy(json, "pi-fold").events.map((e) => e.request)).toEqual(rec.rewritten);
 		expect(json.arms.map((a) => a.name)).toEqual(["pi-fold", "native", "none"]);
-	}, 120_000);
+	}, 300_000);
 
 	it("with no Pi anywhere, `pi-fold peek` and `pi-fold unfold` read the folded session (they load none of Pi)", async () => {
 		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
@@ -420,17 +420,17 @@ describe("the installed `pi-fold` command, in a clean folder with no host packag
 		const unfold = await run(bin, ["unfold", file], { cwd: project, env });
 		expect(unfold.code, show(unfold)).toBe(0);
 		expect(unfold.stdout).toContain("The session now reads the same without pi-fold.");
-	}, 60_000);
+	}, 300_000);
 
 	it("with no Pi anywhere, `pi-fold replay` says what to install, in one message, exit 1", async () => {
 		const env = { ...childEnv(piEnv()), PATH: pathWithoutPi };
-		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 120_000 });
+		const r = await run(bin, replayArgs(), { cwd: project, env, timeoutMs: 240_000 });
 		expect(r.code, show(r)).toBe(1);
 		expect(r.stdout).toBe("");
 		expect(r.stderr).toContain("npm install -g @earendil-works/pi-coding-agent");
 		expect(r.stderr).not.toContain("internal error");
 		expect(r.stderr).not.toMatch(/\n\s+at /);
-	}, 60_000);
+	}, 300_000);
 });
 
 describe("the two forms Pi accepts but never loads (the README warns about both)", () => {
@@ -442,7 +442,7 @@ describe("the two forms Pi accepts but never loads (the README warns about both)
 		expect(installed.stdout).toContain("Installed");
 		const result = await askStatus(env, work);
 		expect(`${result.stdout}${result.stderr}`).not.toContain("pi_fold_context answered:\npi-fold ");
-	}, 60_000);
+	}, 300_000);
 
 	it("`pi install npm:/abs/pi-fold-x.y.z.tgz` reports success, then the tool is not there", async () => {
 		const env = childEnv(piEnv());
@@ -454,5 +454,5 @@ describe("the two forms Pi accepts but never loads (the README warns about both)
 		expect(installed.stdout).toContain("Installed");
 		const result = await askStatus(env, work);
 		expect(result.stdout).toContain("Tool pi_fold_context not found");
-	}, 90_000);
+	}, 300_000);
 });

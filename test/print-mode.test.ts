@@ -30,7 +30,7 @@ describe("print mode at the edges of the window", () => {
 		);
 		expect(r.stderr).toContain("Pi's compaction did not run: compaction is off in Pi's settings");
 		expect(r.stdout).not.toContain("never asked");
-	}, 90_000);
+	}, 300_000);
 
 	it("a run that commits to its end prints the model's last answer", async () => {
 		const env = childEnv(piEnv());
@@ -40,5 +40,5 @@ describe("print mode at the edges of the window", () => {
 		});
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout.trim()).toBe(`${WORKLOAD_DONE} in ${PRINT_STAGES} stages.`);
-	}, 90_000);
+	}, 300_000);
 });

@@ -81,7 +81,7 @@ beforeAll(async () => {
 	const got = fold?.runtime.get();
 	if (!got) throw new Error(`no runtime: ${fold?.runtime.reason()}`);
 	rt = got;
-}, 120_000);
+}, 300_000);
 
 afterAll(() => {
 	h?.dispose();

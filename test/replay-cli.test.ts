@@ -33,7 +33,7 @@ async function olderNode(): Promise<{ path: string; version: string } | undefine
 }
 
 function cli(args: readonly string[], script = CLI): Promise<RunResult> {
-	return run(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: ENV, timeoutMs: 120_000 });
+	return run(process.execPath, [script, ...args], { cwd: REPO_ROOT, env: ENV, timeoutMs: 240_000 });
 }
 
 function expectRefused(r: RunResult, file: string, ...parts: string[]): void {

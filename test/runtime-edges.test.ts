@@ -134,7 +134,7 @@ describe("a 32k window with Pi's default compaction settings", () => {
 		} finally {
 			h.dispose();
 		}
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("Pi's threshold below pi-fold's budget (providerInputBudget above it)", () => {
@@ -159,7 +159,7 @@ describe("Pi's threshold below pi-fold's budget (providerInputBudget above it)",
 		} finally {
 			h.dispose();
 		}
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("nothing lossless left and the next request would not fit", () => {
@@ -205,7 +205,7 @@ describe("nothing lossless left and the next request would not fit", () => {
 		} finally {
 			h.dispose();
 		}
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("an extension after pi-fold that drops pi-fold's boundary entries", () => {
@@ -318,7 +318,7 @@ describe("a record damaged in the store while the session runs", () => {
 		} finally {
 			h.dispose();
 		}
-	}, 120_000);
+	}, 300_000);
 
 	it("is checked before a consolidation names it: written again first, said, and every fold verifies", async () => {
 		const damaged = new Map<string, string>();
@@ -368,5 +368,5 @@ describe("a record damaged in the store while the session runs", () => {
 		} finally {
 			h.dispose();
 		}
-	}, 180_000);
+	}, 600_000);
 });

@@ -61,7 +61,7 @@ describe("a context-overflow error is recovered by folding, with one continuatio
 		answers = h.session.sessionManager
 			.getBranch()
 			.flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? [e.message] : []));
-	}, 60_000);
+	}, 300_000);
 	afterAll(() => {
 		h?.dispose();
 		removeTempDirs();

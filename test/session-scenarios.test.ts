@@ -85,7 +85,7 @@ describe("a short tiered run: a 2x tier far below the window", () => {
 	const runs: Record<string, ArmRun> = {};
 	beforeAll(async () => {
 		for (const arm of ["pi-fold", "native"] as const) runs[arm] = await runArm(arm, CONFIG);
-	}, 180_000);
+	}, 600_000);
 
 	it("pi-fold's budget is the tier, and its requests pass it only where nothing could fold; native's pass it freely", () => {
 		expect(TIER).toEqual({ above: 12_000, multiplier: 2 });

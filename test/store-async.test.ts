@@ -130,7 +130,7 @@ describe.each(["loose", "packs"] as const)("async writer crash safety, %s layout
 		expect(await fresh.putLeavesAsync(specs.map(objectBytes))).toEqual(hashes);
 		expect(fresh.objects.stats.alreadyPresent).toBe(previous.size);
 		expect(fresh.objects.list()).toEqual([...expected].sort());
-	}, 60_000);
+	}, 300_000);
 });
 
 function waitExit(

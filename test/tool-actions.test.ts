@@ -132,7 +132,7 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 			...work(agent, "late-", 6, 11),
 			finish(agent, "Surveyed and inspected."),
 		]);
-	}, 240_000);
+	}, 600_000);
 
 	function sourcesSize(f: FoldView): number {
 		return sourcesOf(agent, f).reduce((s, e) => s + JSON.stringify(e).length, 0);

@@ -89,7 +89,7 @@ describe("pi_fold_context refuses bad input specifically and changes nothing", (
 			...CASES.filter((c) => !c.early).map(bad),
 			finish(agent, "Done."),
 		]);
-	}, 240_000);
+	}, 600_000);
 
 	afterAll(() => {
 		agent?.h.dispose();

@@ -96,7 +96,7 @@ describe("pi_fold_context on pending marks (large budget: marks wait, then one c
 		]);
 		firstAction = agent.issuedAt.get("status") as number;
 		lastAction = (agent.issuedAt.get("peek-late") as number) + 1;
-	}, 240_000);
+	}, 600_000);
 
 	afterAll(() => {
 		agent?.h.dispose();

@@ -77,7 +77,7 @@ describe("search on a real session", () => {
 			...work(agent, "y-", 4, 13),
 			finish(agent, "Done."),
 		]);
-	}, 240_000);
+	}, 600_000);
 
 	afterAll(() => {
 		agent?.h.dispose();
@@ -411,7 +411,7 @@ describe("/fold-search for people", () => {
 		} finally {
 			agent.h.dispose();
 		}
-	}, 120_000);
+	}, 300_000);
 
 	it("lists every match (past the agent's page), in words; an opened match starts at a line with the line before it", async () => {
 		const agent = await foldAgent({ budget: 14_000 });
@@ -457,5 +457,5 @@ describe("/fold-search for people", () => {
 		} finally {
 			agent.h.dispose();
 		}
-	}, 120_000);
+	}, 300_000);
 });

@@ -48,7 +48,7 @@ beforeAll(async () => {
 		"the settled run",
 	);
 	history = pty.drawn();
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
 	await pty?.close();

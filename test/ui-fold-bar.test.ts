@@ -461,5 +461,5 @@ describe("in Pi's RPC mode (the real CLI)", () => {
 		expect(turns[firstCommit].bar).toMatch(/folded [0-9.]+k? \([1-9]\)/);
 		// With consolidateAfter 3 the run consolidates: the last bar shows a deep fold.
 		expect(bars.at(-1)?.text).toMatch(/deep [0-9.]+k? \([1-9]\)/);
-	}, 60_000);
+	}, 300_000);
 });

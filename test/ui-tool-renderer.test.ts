@@ -318,5 +318,5 @@ describe.skipIf(!hasScript)("in the real interactive TUI, under a pty (`script`)
 				}),
 		);
 		for (const r of rows) expect(committed.has(/⊟ folded in (f[0-9a-f]{10})/.exec(r)?.[1] as string), r).toBe(true);
-	}, 60_000);
+	}, 300_000);
 });

@@ -24,7 +24,7 @@ const ENV = childEnv(piEnv());
 afterAll(removeTempDirs);
 
 function cli(args: readonly string[]): Promise<RunResult> {
-	return run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: ENV, timeoutMs: 120_000 });
+	return run(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: ENV, timeoutMs: 240_000 });
 }
 
 /** What the model receives when Pi alone (no pi-fold) reopens a copy of `file` and is asked one thing. */
@@ -47,7 +47,7 @@ let recorded: string;
 beforeAll(async () => {
 	recorded = (await recordedFold()).file;
 	expect(committedFolds(recorded).length).toBeGreaterThan(1);
-}, 120_000);
+}, 300_000);
 
 describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", () => {
 	it("every original comes back, from the store, and nothing of pi-fold is left in the model's view", async () => {
@@ -86,7 +86,7 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		expect(originals.length).toBeGreaterThan(10);
 		expect(conversation.slice(0, originals.length)).toEqual(originals);
 		expect(conversation).toHaveLength(originals.length + 1);
-	}, 120_000);
+	}, 300_000);
 
 	it("a second run finds nothing to do; --dry-run writes nothing", async () => {
 		const file = copySession(recorded, "unfold-session");
@@ -102,7 +102,7 @@ describe("pi-fold unfold: the session reads the same in a Pi without pi-fold", (
 		expect(again.code, again.stderr).toBe(0);
 		expect(again.stdout).toContain("nothing to unfold");
 		expect(readFileSync(file).equals(grown)).toBe(true);
-	}, 60_000);
+	}, 300_000);
 });
 
 describe("unfolded, then opened again with pi-fold still installed", () => {
@@ -137,7 +137,7 @@ describe("unfolded, then opened again with pi-fold still installed", () => {
 		} finally {
 			h.dispose();
 		}
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("/fold-leave: the way out, asked inside Pi", () => {
@@ -168,7 +168,7 @@ describe("/fold-leave: the way out, asked inside Pi", () => {
 		expect(r.stdout).toContain("The session now reads the same without pi-fold.");
 		const view = JSON.stringify((await modelView(file)).filter((m) => (m as { role: string }).role !== "system"));
 		expect(view).not.toContain(FOLD_TOOL_NAME);
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("a checkout that was never built (Pi's git install)", () => {
@@ -199,7 +199,7 @@ describe("a checkout that was never built (Pi's git install)", () => {
 		const r = await run("sh", ["-c", (line as string).replace(/^ {2}2\. /, "")], { cwd: copy, env });
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout).toContain("The session now reads the same without pi-fold.");
-	}, 60_000);
+	}, 300_000);
 });
 
 describe("pi-fold peek: one fold from the session file, without Pi", () => {
@@ -218,7 +218,7 @@ describe("pi-fold peek: one fold from the session file, without Pi", () => {
 		expect(leaves.length).toBeGreaterThan(0);
 		for (const leaf of leaves) expect(lines.has(leaf), leaf.slice(0, 80)).toBe(true);
 		for (const leaf of leaves) expect(r.stdout).toContain(`## entry ${(JSON.parse(leaf) as FileLine).id} · `);
-	}, 60_000);
+	}, 300_000);
 
 	it("an unknown id is named with the folds the session has, exit 1", async () => {
 		const file = copySession(recorded, "unfold-session");
@@ -229,7 +229,7 @@ describe("pi-fold peek: one fold from the session file, without Pi", () => {
 			expect(r.stdout).toBe("");
 			expect(r.stderr).toContain(`no fold ${id} in this session (its folds: ${ids[0]}`);
 		}
-	}, 60_000);
+	}, 300_000);
 
 	it("a damaged store object is refused by its SHA-256, by peek and unfold alike, and unfold writes nothing", async () => {
 		const file = copySession(recorded, "unfold-session");
@@ -251,5 +251,5 @@ describe("pi-fold peek: one fold from the session file, without Pi", () => {
 		expect(unfold.code).toBe(1);
 		expect(unfold.stderr).toContain("cannot be read back");
 		expect(readFileSync(file).equals(before)).toBe(true);
-	}, 60_000);
+	}, 300_000);
 });

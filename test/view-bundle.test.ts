@@ -9,7 +9,7 @@ describe("the view's page bundle", () => {
 	it("is what src/view/page bundles to (npm run build:view after a change)", async () => {
 		const committed = readFileSync(PAGE_BUNDLE, "utf8");
 		expect(committed === (await bundleView()), "view/pi-fold-view.js is stale: run npm run build:view").toBe(true);
-	}, 60_000);
+	}, 300_000);
 
 	it("imports nothing and names no Node module: it runs in a browser from one inline script", () => {
 		const code = readFileSync(PAGE_BUNDLE, "utf8");

@@ -111,9 +111,9 @@ describe.skipIf(!lookup.ok)("the view's chart in headless Chromium", () => {
 			executablePath: lookup.executablePath,
 			env: lookup.env,
 			args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-			timeout: 30_000,
+			timeout: 120_000,
 		});
-	}, 180_000);
+	}, 600_000);
 
 	afterAll(async () => {
 		await browser?.close();
@@ -124,7 +124,7 @@ describe.skipIf(!lookup.ok)("the view's chart in headless Chromium", () => {
 	async function replayed(url: string): Promise<{ p: Page; data: ViewData; curve: NativeCurve }> {
 		const p = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
 		await p.goto(url);
-		await p.waitForSelector('.legend [data-native="ready"]', { timeout: 120_000 });
+		await p.waitForSelector('.legend [data-native="ready"]', { timeout: 240_000 });
 		const curve = await json<NativeCurve>(`${url}api/native`);
 		const data = await json<ViewData>(`${url}api/view`);
 		expect(curve.state).toBe("ready");
@@ -195,7 +195,7 @@ describe.skipIf(!lookup.ok)("the view's chart in headless Chromium", () => {
 		await expectLabelsApart(p);
 		await shot(p, "alone");
 		await p.close();
-	}, 180_000);
+	}, 600_000);
 
 	it("a pi-fold session keeps its own commits, replayed with the budget it ran with, native's curve and costs beside", async () => {
 		const { p, data, curve } = await replayed(folded.url);
@@ -220,7 +220,7 @@ describe.skipIf(!lookup.ok)("the view's chart in headless Chromium", () => {
 		await expectLabelsApart(p);
 		await shot(p, "folded");
 		await p.close();
-	}, 180_000);
+	}, 600_000);
 
 	it("a long session stays readable: a dwarfing line capped and said so, round ticks, labels thinned apart", async () => {
 		// 96 requests and 63 commits, the shape a real session gives (drawn from its numbers, not a run):
@@ -301,5 +301,5 @@ describe.skipIf(!lookup.ok)("the view's chart in headless Chromium", () => {
 		expect(labels).toBeLessThan(commits.length);
 		await shot(p, "long");
 		await p.close();
-	}, 120_000);
+	}, 300_000);
 });

@@ -12,7 +12,7 @@ import { FOLD_WINDOW, recordedFold } from "./helpers/replay-recordings.ts";
 afterAll(removeTempDirs);
 
 function view(args: readonly string[], env = childEnv(piEnv()), cwd = REPO_ROOT): Promise<RunResult> {
-	return run(process.execPath, [CLI, "view", ...args], { cwd, env, timeoutMs: 120_000 });
+	return run(process.execPath, [CLI, "view", ...args], { cwd, env, timeoutMs: 240_000 });
 }
 
 describe("pi-fold view refuses, naming the problem", () => {
@@ -31,7 +31,7 @@ describe("pi-fold view refuses, naming the problem", () => {
 			expect(r.stderr).toMatch(message);
 			expect(r.stdout).toBe("");
 		}
-	}, 60_000);
+	}, 300_000);
 
 	it("bad usage: exit 2 with the usage", async () => {
 		const r = await view(["--port", "80"]);
@@ -47,7 +47,7 @@ describe("pi-fold view refuses, naming the problem", () => {
 		expect(r.code, r.stderr).toBe(1);
 		expect(r.stderr).toMatch(/^pi-fold view: .*view\.html: cannot write the page \(ENOENT\)\n$/);
 		expect(existsSync(dirname(out))).toBe(false);
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("pi-fold view without a file", () => {
@@ -64,5 +64,5 @@ describe("pi-fold view without a file", () => {
 		const html = readFileSync(out, "utf8");
 		expect(html).toContain(basename(recorded));
 		expect(html).toContain('"mode":"file"');
-	}, 120_000);
+	}, 300_000);
 });

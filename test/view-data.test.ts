@@ -50,7 +50,7 @@ describe("the window of every request, rebuilt from the session file", () => {
 			expect(c.after).toBeLessThan(c.before as number);
 		}
 		expect(data.requests.every((r) => r.budget === FOLD_BUDGET)).toBe(true);
-	}, 120_000);
+	}, 300_000);
 
 	it("each fold's size raw is the sum of its leaves', nested folds under their parent", async () => {
 		const { data } = sessionView((await recordedFold()).file, core);
@@ -68,7 +68,7 @@ describe("the window of every request, rebuilt from the session file", () => {
 			const f = byId.get(id);
 			return (f?.children ?? []).reduce((n, c) => n + (c.type === "leaf" ? 1 : countLeaves(c.id)), 0);
 		}
-	}, 120_000);
+	}, 300_000);
 });
 
 describe.skipIf(!fixtureAvailable())("the real session fixture (legacy format, two native compactions)", () => {
@@ -92,7 +92,7 @@ describe.skipIf(!fixtureAvailable())("the real session fixture (legacy format, t
 		});
 		expect(summarized).toBeGreaterThan(0);
 		expect(data.folds).toEqual([]);
-	}, 60_000);
+	}, 300_000);
 });
 
 /** A copy of the recorded session's folder; the copy's file. */
@@ -129,7 +129,7 @@ describe("the replay the view draws beside a session", () => {
 			`[view-data] pi-fold arm: ${curve.fold.rewrites.length} commits, $${curve.fold.cost.toFixed(4)}, peak ${curve.fold.peak}; ` +
 				`native: ${curve.native.rewrites.length} compactions, $${curve.native.cost.toFixed(4)}, peak ${curve.native.peak}; none peak ${Math.max(...curve.none)}`,
 		);
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("fold states as the records leave them", () => {
@@ -143,7 +143,7 @@ describe("fold states as the records leave them", () => {
 		// The roots are expanded; folds inside a consolidation were never re-shown on their own.
 		const roots = data.folds.filter((f) => f.parent === undefined);
 		expect(roots.every((f) => f.state === "expanded")).toBe(true);
-	}, 120_000);
+	}, 300_000);
 
 	it("a fold whose record does not verify is damaged, sized by the mark that made it", async () => {
 		const file = await copyRecorded();
@@ -154,7 +154,7 @@ describe("fold states as the records leave them", () => {
 		const after = sessionView(file, core).data.folds.find((f) => f.id === target.id);
 		expect(after).toMatchObject({ state: "damaged", entries: target.entries, rawTokens: target.rawTokens });
 		expect(after?.note).toMatch(/^record [0-9a-f]{64} does not verify/);
-	}, 120_000);
+	}, 300_000);
 
 	it("a mark not yet committed is pending, over the entries of its span; a pin lists its entries", async () => {
 		const file = await copyRecorded();
@@ -183,7 +183,7 @@ describe("fold states as the records leave them", () => {
 		});
 		expect(pending?.rawTokens).toBeGreaterThan(0);
 		expect(data.pinned).toEqual([messages[3].id]);
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("the session `pi-fold view` opens by default", () => {
@@ -214,7 +214,7 @@ describe("the session `pi-fold view` opens by default", () => {
 		const { data } = sessionView(await copyRecorded(), core);
 		expect(data.folds.length).toBeGreaterThan(0);
 		expect(data.folds.every((f) => f.state === "committed")).toBe(true);
-	}, 120_000);
+	}, 300_000);
 });
 
 describe("`pi-fold view` arguments", () => {

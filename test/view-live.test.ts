@@ -77,5 +77,5 @@ describe("the live view of a session being written", () => {
 		} finally {
 			live.close();
 		}
-	}, 180_000);
+	}, 600_000);
 });

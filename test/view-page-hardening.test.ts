@@ -36,7 +36,7 @@ describe.skipIf(!lookup.ok)("pi-fold view's page holds up (headless Chromium)", 
 		session = copySession((await recordedFold()).file, "view-hardening");
 		view = await startView([session, "--window", String(FOLD_WINDOW)], childEnv(piEnv()));
 		browser = await launchViewBrowser(lookup);
-	}, 180_000);
+	}, 600_000);
 
 	afterAll(async () => {
 		await browser?.close();
@@ -93,7 +93,7 @@ describe.skipIf(!lookup.ok)("pi-fold view's page holds up (headless Chromium)", 
 		expect(outcome.script).toBeUndefined();
 		expect(new Set(outcome.violations)).toEqual(new Set(["script-src-attr", "script-src-elem"]));
 		await p.close();
-	}, 120_000);
+	}, 300_000);
 
 	it("a malformed escape in #fold= is ignored: the page loads", async () => {
 		const p = await open(`${view.url}#fold=%E0`);
@@ -138,7 +138,7 @@ describe.skipIf(!lookup.ok)("pi-fold view's page holds up (headless Chromium)", 
 		expect(await p.textContent("#panel h2")).toContain(b.id);
 		expect(new URL(p.url()).hash).toBe(`#fold=${b.id}`);
 		await p.close();
-	}, 120_000);
+	}, 300_000);
 
 	it("a folder of the store linked outside it is not followed: GET object/<sha> refuses, the outside bytes never served", async () => {
 		const linked = copySession(session, "view-linked-store");
@@ -160,5 +160,5 @@ describe.skipIf(!lookup.ok)("pi-fold view's page holds up (headless Chromium)", 
 		} finally {
 			expect(await served.stop()).toBe(0);
 		}
-	}, 120_000);
+	}, 300_000);
 });

@@ -121,7 +121,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 			startView([damaged, ...window], childEnv(piEnv())),
 		]);
 		browser = await launchViewBrowser(lookup);
-	}, 180_000);
+	}, 600_000);
 
 	afterAll(async () => {
 		await browser?.close();
@@ -175,11 +175,11 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		await p.waitForSelector("#panel [data-summary]");
 		expect(await p.textContent("#panel h2")).toContain(fold.id);
 		if (process.env.PI_FOLD_SCREENSHOT) {
-			await p.waitForSelector('[data-native="ready"]', { timeout: 120_000 });
+			await p.waitForSelector('[data-native="ready"]', { timeout: 240_000 });
 			await p.screenshot({ path: process.env.PI_FOLD_SCREENSHOT });
 		}
 		await p.close();
-	}, 180_000);
+	}, 600_000);
 
 	it("search finds a folded line and opens its fold at the entry", async () => {
 		const p = await page(view.url);
@@ -195,7 +195,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		await p.waitForSelector("#panel [data-summary]");
 		expect(await p.textContent("#panel")).toContain(line);
 		await p.close();
-	}, 120_000);
+	}, 300_000);
 
 	it("a damaged object shows that it does not verify; its fold is marked damaged", async () => {
 		const p = await page(broken.url);
@@ -217,7 +217,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		const check = p.locator(`#panel .record-check[data-fold="${damagedRecord.id}"] [data-verdict]`);
 		expect(await check.getAttribute("data-verdict")).toBe("does-not-verify");
 		await p.close();
-	}, 120_000);
+	}, 300_000);
 
 	it("a session that changes while it is served (Pi still has it open) shows the change on reload", async () => {
 		const live = copySession(source, "view-session");
@@ -237,7 +237,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		} finally {
 			expect(await served.stop()).toBe(0);
 		}
-	}, 120_000);
+	}, 300_000);
 
 	it("refuses every request without the token, or for another host name", async () => {
 		const { origin, url } = view;
@@ -297,7 +297,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 				);
 				expect(await p.locator(".chart .bar").count()).toBe(answers.length);
 				expect(await p.locator("[data-empty]").count()).toBe(1); // no folds: pi-fold never ran on it
-				await p.waitForSelector('[data-native="ready"]', { timeout: 120_000 });
+				await p.waitForSelector('[data-native="ready"]', { timeout: 240_000 });
 				expect(await p.locator(".chart polyline.native").count()).toBe(1);
 				// The budget of the model it is replayed as: on the chart, or listed above its scale.
 				const curve = (await (await fetch(`${fixture.url}api/native`)).json()) as NativeCurve;
@@ -324,7 +324,7 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		const r = await run(process.execPath, [CLI, "view", damaged, "--out", out, "--window", String(FOLD_WINDOW)], {
 			cwd: REPO_ROOT,
 			env: childEnv(piEnv()),
-			timeoutMs: 120_000,
+			timeoutMs: 240_000,
 		});
 		expect(r.code, r.stderr).toBe(0);
 		expect(r.stdout).toMatch(/^wrote .*view\.html \([\d,]+ bytes\): open it in a browser\n$/);
@@ -347,5 +347,5 @@ describe.skipIf(!lookup.ok)("pi-fold view in headless Chromium", () => {
 		expect(Number(await p.getAttribute(".hits [data-total]", "data-total"))).toBeGreaterThanOrEqual(1);
 		expect(requests.every((u) => u.startsWith("file:") || u.startsWith("data:"))).toBe(true);
 		await p.close();
-	}, 180_000);
+	}, 600_000);
 });

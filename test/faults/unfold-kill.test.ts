@@ -27,7 +27,7 @@ describe("pi-fold unfold killed while it writes", () => {
 		unfolded = copySession(source, "unfold-whole");
 		const r = await run(process.execPath, [CLI, "unfold", unfolded], { cwd: REPO_ROOT, env: childEnv(piEnv()) });
 		expect(r.code, r.stderr).toBe(0);
-	}, 120_000);
+	}, 300_000);
 
 	it.each(STEPS.map((step, i) => [i + 1, step] as const))(
 		"after step %i (%s): the file is whole, and the next run leaves no temp copy",

@@ -24,7 +24,7 @@ export function run(
 		const child = execFile(
 			command,
 			args,
-			{ cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024 },
+			{ cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 240_000, maxBuffer: 16 * 1024 * 1024 },
 			(error, stdout, stderr) => {
 				const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
 				resolve({ code, stdout: String(stdout), stderr: String(stderr) });
@@ -37,5 +37,5 @@ export function run(
 
 /** Run the Pi CLI with Node 22 (vitest's own process.execPath). */
 export function runPi(args: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<RunResult> {
-	return run(process.execPath, [PI_CLI, ...args], { ...opts, timeoutMs: 60_000 });
+	return run(process.execPath, [PI_CLI, ...args], { ...opts, timeoutMs: 240_000 });
 }
