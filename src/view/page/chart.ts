@@ -153,6 +153,22 @@ function plotOf(requests: number, top: number): Plot {
 	return { step, x: (i) => PAD.left + i * step, y: (t) => PAD.top + plotH - (Math.min(t, top) / top) * plotH };
 }
 
+/** A grid line and its tick label at every step of `axis` (the window chart and the cost chart alike). */
+export function axisTicks(
+	svg: SVGElement,
+	axis: { top: number; step: number },
+	y: (value: number) => number,
+	label: (value: number) => string,
+): void {
+	for (let k = 0; k * axis.step <= axis.top * (1 + 1e-9); k++) {
+		const v = k * axis.step;
+		svg.append(s("line", { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: "grid" }));
+		svg.append(
+			s("text", { x: PAD.left - 6, y: y(v) + 4, class: "axis tick", "text-anchor": "end", "data-value": v }, label(v)),
+		);
+	}
+}
+
 export function chart(view: ViewData, native: NativeAnswer, plan = chartPlan(view, native)): SVGElement {
 	const reqs = view.requests;
 	const curve = ready(native);
@@ -168,17 +184,7 @@ export function chart(view: ViewData, native: NativeAnswer, plan = chartPlan(vie
 		"data-step": axis.step,
 		"data-drawn": plan.drawn,
 	});
-	for (let k = 0; k * axis.step <= axis.top * (1 + 1e-9); k++) {
-		const t = k * axis.step;
-		svg.append(s("line", { x1: PAD.left, x2: W - PAD.right, y1: y(t), y2: y(t), class: "grid" }));
-		svg.append(
-			s(
-				"text",
-				{ x: PAD.left - 6, y: y(t) + 4, class: "axis tick", "text-anchor": "end", "data-value": t },
-				tickLabel(t),
-			),
-		);
-	}
+	axisTicks(svg, axis, y, tickLabel);
 	reqs.forEach((r, i) => {
 		svg.append(bar(plot, i, r, curve, plan.foldCurve !== undefined));
 	});

@@ -2,7 +2,7 @@
 // replay` prices them: the saving grows where the curves part. Under the window chart, its requests
 // at the same x (same width and margins).
 import type { NativeCurve } from "../view-data.ts";
-import { PAD, W } from "./chart.ts";
+import { axisTicks, PAD, W } from "./chart.ts";
 import { niceAxis } from "./chart-scale.ts";
 import { s, usd } from "./dom.ts";
 
@@ -38,13 +38,7 @@ export function costChart(curve: NativeCurve, requests: number): SVGElement {
 		"data-top": axis.top,
 		"data-step": axis.step,
 	});
-	for (let k = 0; k * axis.step <= axis.top * (1 + 1e-9); k++) {
-		const d = k * axis.step;
-		svg.append(s("line", { x1: PAD.left, x2: W - PAD.right, y1: y(d), y2: y(d), class: "grid" }));
-		svg.append(
-			s("text", { x: PAD.left - 6, y: y(d) + 4, class: "axis tick", "text-anchor": "end", "data-value": d }, usd(d)),
-		);
-	}
+	axisTicks(svg, axis, y, usd);
 	const nativeHigher = (native.at(-1) ?? 0) >= (fold.at(-1) ?? 0);
 	for (const [cls, sums, who, above] of [
 		["native", native, "native compaction", nativeHigher],
