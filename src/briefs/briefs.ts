@@ -203,6 +203,14 @@ const consolidation: Writer = (fold, entriesById, budget, opts) => {
 /** One call that lists every folded call with its arguments and fold (paged by limit and offset). */
 const LIST_CALLS = `{"action":"search","query":"-> call "}`;
 
+/** The line a consolidation's brief ends with when its index lines cannot name every call. */
+const UNNAMED_LINE = /^\+[\d,]+ calls unnamed; all: /m;
+
+/** Whether a consolidation's brief leaves some of its calls without their principal argument. */
+export function leavesCallsUnnamed(brief: string): boolean {
+	return UNNAMED_LINE.test(brief);
+}
+
 /**
  * A consolidation's children in order: each child fold read whole from its leaves, raw runs by role
  * and size; and the readings of those parts, in span order.
