@@ -1,5 +1,6 @@
 // Deterministic briefs and the unbriefed-marks notice, on sessions written by Pi's own
 // SessionManager (synthetic edge cases) and on the real 2.4 MB fixture session.
+import { createHash } from "node:crypto";
 import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
@@ -190,6 +191,30 @@ describe("deterministic briefs on chapters and consolidations", () => {
 		expect(positions.every((p) => p >= 0)).toBe(true);
 		expect([...positions].sort((x, y) => x - y)).toEqual(positions);
 		expect(b.text).toContain("read ×6");
+	});
+
+	it("a chapter with short notes gives the room they leave to naming every call", () => {
+		const sm = SessionManager.inMemory("/tmp");
+		const from = sm.appendMessage({ role: "user", content: "survey the modules", timestamp: 1 });
+		// Paths no range or shared prefix shortens, more than a third of the brief can name.
+		const paths = Array.from(
+			{ length: 40 },
+			(_, k) => `lib/${createHash("sha256").update(`${k}`).digest("hex").slice(0, 14)}.js`,
+		);
+		paths.forEach((path, k) => {
+			sm.appendMessage(assistant([{ type: "text", text: `look ${k}` }, call(`c${k}`, "read", { path })]));
+			sm.appendMessage(result(`c${k}`, "read", "z".repeat(800)));
+		});
+		const to = sm.appendMessage(assistant([{ type: "text", text: "surveyed" }], "stop"));
+		const b = briefOf(sm, from, to, "chapter");
+		expectWellFormed(b);
+		const tools = b.text.split("\n").find((l) => l.startsWith("Tools: ")) ?? "";
+		expect(tools).not.toContain("more");
+		for (const path of paths) expect(tools).toContain(path.slice(4, -3));
+		// The notes are all still there, first to last.
+		expect(b.text).toContain("- look 0");
+		expect(b.text).toContain("- surveyed");
+		expect(b.text).not.toMatch(/notes omitted/);
 	});
 
 	it("a chapter with hundreds of notes stays within the cap and keeps the first and last", () => {

@@ -166,8 +166,10 @@ const chapter: Writer = (fold, entriesById, budget) => {
 	const showOpening = opening !== "" && openShare - 10 >= Math.min(6, codePointLength(opening));
 	if (showOpening) lines.push(`Opening: ${clip(opening, openShare - 10)}`);
 	let used = showOpening ? codePointLength(lines[1]) + 1 : 0;
-	// The calls by tool with their principal arguments, in up to a third of what is left.
-	const tools = toolGroupsText(span.calls, Math.ceil((room - used) / 3) - 7);
+	// The calls by tool with their principal arguments: at least a third of what is left, and all
+	// the notes do not need (short notes leave room to name every call).
+	const notesWant = span.notes.reduce((n, t) => n + codePointLength(t) + 3, 7);
+	const tools = toolGroupsText(span.calls, Math.max(Math.ceil((room - used) / 3), room - used - notesWant) - 7);
 	if (tools !== "") {
 		lines.push(`Tools: ${tools}`);
 		used += codePointLength(tools) + 8;
