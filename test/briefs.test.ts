@@ -9,6 +9,7 @@ import { toolBatches } from "../harness/fold-fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
 import { briefForFold, deterministicBrief, readBackSuffix } from "../src/briefs/briefs.ts";
+import { principalKey } from "../src/briefs/call-args.ts";
 import { callsAcross, readSpan } from "../src/briefs/span.ts";
 import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/edits/notice.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
@@ -81,6 +82,29 @@ function batchSession(calls: { name: string; args: Record<string, unknown>; out:
 }
 
 describe("deterministic briefs on synthetic tool batches", () => {
+	it("16 calls with long results: each call line still names its principal argument whole", () => {
+		const commands = Array.from(
+			{ length: 16 },
+			(_, k) => `grep -n "export" modes/interactive/components/widget-number-${k}.d.ts | head -n 40`,
+		);
+		const { sm, first, last } = batchSession(
+			commands.map((command, k) => ({
+				name: "bash",
+				args: { command, timeout: 30 },
+				out: `${k}: export x\n`.repeat(400),
+			})),
+		);
+		const b = briefOf(sm, first, last, "tool-batch");
+		expectWellFormed(b);
+		const lines = b.text.split("\n");
+		commands.forEach((command, k) => {
+			const line = lines.find((l) => l.startsWith(`${k + 1}. bash `)) ?? "";
+			expect(line).toContain(`command=${principalKey({ command })}`);
+			// The results still get the most of the line.
+			expect(line).toContain(`${k}: export x`);
+		});
+	});
+
 	it("a 2 MB result: head and tail shown, the omitted middle named, within the cap", () => {
 		const big = `HEAD-MARKER ${"lorem ipsum ".repeat(180_000)} TAIL-MARKER`;
 		expect(big.length).toBeGreaterThan(2_000_000);

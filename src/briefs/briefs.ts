@@ -18,7 +18,7 @@ import {
 	oneLine,
 } from "../values/text-fit.ts";
 import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
-import { principalArgs, principalText } from "./call-args.ts";
+import { principalArgs, principalKey, principalText } from "./call-args.ts";
 import { type IndexChild, indexLinesNaming, toolGroupsText } from "./index-lines.ts";
 import { declareRoot, sharedRoot, underRoot } from "./path-root.ts";
 import { type CallInfo, callsAcross, type EntryLookup, indexChild, readSpan, type SpanContent } from "./span.ts";
@@ -71,12 +71,24 @@ function callLine(c: CallInfo, k: number, n: number): string {
 	const argsWant = codePointLength(c.args);
 	if (!hasText || room < 48) return `${prefix}${clipMiddle(c.args, room)}${label}`;
 	const resultWant = c.result!.chars + 2;
-	// Arguments get at most a third when the result needs the room: the result is what was learnt.
-	const [argsShare, resultShare] = fairShares([Math.min(argsWant, Math.ceil(room / 3)), resultWant], room);
-	const args = clipMiddle(c.args, argsShare + Math.max(0, room - argsShare - resultShare));
+	// Arguments get at most a third when the result needs the room: the result is what was learnt;
+	// but never less than names the principal argument, which comes first (cut the rest from the end).
+	const principal = principalLead(c);
+	const [share, resultShare] = fairShares([Math.min(argsWant, Math.ceil(room / 3)), resultWant], room);
+	const argsShare = Math.min(argsWant, Math.max(share, principal + 1), room - 1);
+	const argsRoom = argsShare + Math.max(0, room - argsShare - resultShare);
+	const args = argsRoom < principal ? clipMiddle(c.args, argsRoom) : clip(c.args, argsRoom);
 	const rest = room - codePointLength(args);
 	const body = headTail(c.result!.text, rest - 2, c.result!.chars);
 	return `${prefix}${args}${label}${body === "" ? "" : `: ${body}`}`;
+}
+
+/** Code points of `key=value` that name a call's principal argument, at the head of its arguments text. */
+function principalLead(c: CallInfo): number {
+	const p = principalArgs(c.input)[0];
+	if (!p) return 0;
+	const key = principalKey(c.input);
+	return p.number === undefined ? codePointLength(`${p.key}=${key}`) : codePointLength(key);
 }
 
 /** The smallest useful call line: number, name, result size. */
