@@ -1,5 +1,6 @@
 // Deterministic briefs and the unbriefed-marks notice, on sessions written by Pi's own
 // SessionManager (synthetic edge cases) and on the real 2.4 MB fixture session.
+import { createHash } from "node:crypto";
 import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeCore } from "../bindings/node.ts";
@@ -8,6 +9,7 @@ import { toolBatches } from "../harness/fold-fixture.ts";
 import { removeTempDirs, tempDir } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
 import { briefForFold, deterministicBrief, readBackSuffix } from "../src/briefs/briefs.ts";
+import { principalKey } from "../src/briefs/call-args.ts";
 import { callsAcross, readSpan } from "../src/briefs/span.ts";
 import { NOTICE_MAX_BYTES, type NoticeFold, unbriefedNotice } from "../src/edits/notice.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
@@ -80,6 +82,29 @@ function batchSession(calls: { name: string; args: Record<string, unknown>; out:
 }
 
 describe("deterministic briefs on synthetic tool batches", () => {
+	it("16 calls with long results: each call line still names its principal argument whole", () => {
+		const commands = Array.from(
+			{ length: 16 },
+			(_, k) => `grep -n "export" modes/interactive/components/widget-number-${k}.d.ts | head -n 40`,
+		);
+		const { sm, first, last } = batchSession(
+			commands.map((command, k) => ({
+				name: "bash",
+				args: { command, timeout: 30 },
+				out: `${k}: export x\n`.repeat(400),
+			})),
+		);
+		const b = briefOf(sm, first, last, "tool-batch");
+		expectWellFormed(b);
+		const lines = b.text.split("\n");
+		commands.forEach((command, k) => {
+			const line = lines.find((l) => l.startsWith(`${k + 1}. bash `)) ?? "";
+			expect(line).toContain(`command=${principalKey({ command })}`);
+			// The results still get the most of the line.
+			expect(line).toContain(`${k}: export x`);
+		});
+	});
+
 	it("a 2 MB result: head and tail shown, the omitted middle named, within the cap", () => {
 		const big = `HEAD-MARKER ${"lorem ipsum ".repeat(180_000)} TAIL-MARKER`;
 		expect(big.length).toBeGreaterThan(2_000_000);
@@ -190,6 +215,30 @@ describe("deterministic briefs on chapters and consolidations", () => {
 		expect(positions.every((p) => p >= 0)).toBe(true);
 		expect([...positions].sort((x, y) => x - y)).toEqual(positions);
 		expect(b.text).toContain("read ×6");
+	});
+
+	it("a chapter with short notes gives the room they leave to naming every call", () => {
+		const sm = SessionManager.inMemory("/tmp");
+		const from = sm.appendMessage({ role: "user", content: "survey the modules", timestamp: 1 });
+		// Paths no range or shared prefix shortens, more than a third of the brief can name.
+		const paths = Array.from(
+			{ length: 40 },
+			(_, k) => `lib/${createHash("sha256").update(`${k}`).digest("hex").slice(0, 14)}.js`,
+		);
+		paths.forEach((path, k) => {
+			sm.appendMessage(assistant([{ type: "text", text: `look ${k}` }, call(`c${k}`, "read", { path })]));
+			sm.appendMessage(result(`c${k}`, "read", "z".repeat(800)));
+		});
+		const to = sm.appendMessage(assistant([{ type: "text", text: "surveyed" }], "stop"));
+		const b = briefOf(sm, from, to, "chapter");
+		expectWellFormed(b);
+		const tools = b.text.split("\n").find((l) => l.startsWith("Tools: ")) ?? "";
+		expect(tools).not.toContain("more");
+		for (const path of paths) expect(tools).toContain(path.slice(4, -3));
+		// The notes are all still there, first to last.
+		expect(b.text).toContain("- look 0");
+		expect(b.text).toContain("- surveyed");
+		expect(b.text).not.toMatch(/notes omitted/);
 	});
 
 	it("a chapter with hundreds of notes stays within the cap and keeps the first and last", () => {

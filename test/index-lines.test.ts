@@ -2,6 +2,7 @@
 // numeric ranges, first and last notes), within the brief cap, byte for byte the same for the same
 // input. Checked on synthetic spans, on the real 2.4 MB fixture folded by the real runtime
 // (replayed), and on a session recorded live with the faux provider; plus the coverage measure.
+import { createHash } from "node:crypto";
 import { type SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +11,7 @@ import { FIXTURE_MISSING, fixtureSession, skipFixture } from "../harness/fixture
 import { makeSession, removeTempDirs } from "../harness/pi-harness.ts";
 import { assistantMessage } from "../harness/synthetic-session.ts";
 import { WORKLOAD_PROMPT, WORKLOAD_ROOT, workloadSteps } from "../harness/workload.ts";
-import { briefForFold } from "../src/briefs/briefs.ts";
+import { briefForFold, leavesCallsUnnamed } from "../src/briefs/briefs.ts";
 import { principalKey } from "../src/briefs/call-args.ts";
 import { factor } from "../src/briefs/factor.ts";
 import { type IndexChild, indexLines, indexLinesNaming } from "../src/briefs/index-lines.ts";
@@ -18,7 +19,7 @@ import { rootExpanded } from "../src/briefs/path-root.ts";
 import type { FoldId } from "../src/fold-types.ts";
 import { registerPiFold } from "../src/index.ts";
 import { BRIEF_MAX_CHARS, briefLength, FoldLattice } from "../src/lattice/index.ts";
-import { makeParent } from "../src/policy/consolidate.ts";
+import { consolidationGroups, makeParent } from "../src/policy/consolidate.ts";
 import { FoldPolicy } from "../src/replay/arm-fold.ts";
 import { replayFile } from "../src/replay/replay.ts";
 import { braceReadings, indexCoverage } from "../src/report/index-coverage.ts";
@@ -133,14 +134,15 @@ describe("index lines within a budget", () => {
 	});
 });
 
-function sessionWithBatches(batches: number) {
+/** Batches of a read and a grep each, batch k in the directory `dir(k)`. */
+function sessionWithBatches(batches: number, dir = (k: number) => `mod${k}`) {
 	const sm = SessionManager.inMemory("/tmp");
 	sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
 	const spans: [string, string][] = [];
 	for (let k = 0; k < batches; k++) {
 		const calls = [
-			{ type: "toolCall", id: `a${k}`, name: "read", arguments: { path: `src/mod${k}/index.ts`, limit: 80 } },
-			{ type: "toolCall", id: `b${k}`, name: "bash", arguments: { command: `grep -n "export" src/mod${k}.ts` } },
+			{ type: "toolCall", id: `a${k}`, name: "read", arguments: { path: `src/${dir(k)}/index.ts`, limit: 80 } },
+			{ type: "toolCall", id: `b${k}`, name: "bash", arguments: { command: `grep -n "export" src/${dir(k)}.ts` } },
 		];
 		const a = sm.appendMessage(assistantMessage([{ type: "text", text: `Stage ${k}: reading mod${k}` }, ...calls]));
 		sm.appendMessage(resultOf(`a${k}`, "read", `export const mod${k} = ${k};\n`.repeat(40)));
@@ -164,11 +166,8 @@ function resultOf(id: string, name: string, text: string) {
 	} as never;
 }
 
-/** Mark, brief and commit every span, then consolidate `groups` of adjacent roots, as a commit does. */
-function consolidateIn(
-	s: ReturnType<typeof sessionWithBatches>,
-	groups: number[][],
-): { ids: FoldId[]; made: FoldId[] } {
+/** Mark, brief and commit every span (each a tool-batch root), as a commit does. */
+function commitBatches(s: ReturnType<typeof sessionWithBatches>): FoldId[] {
 	const { lattice, spans, byId } = s;
 	const ids = spans.map(([a, r]) => {
 		const m = lattice.mark(a, r, "tool-batch");
@@ -177,6 +176,16 @@ function consolidateIn(
 		return m.id;
 	});
 	expect(lattice.commit(ids).ok).toBe(true);
+	return ids;
+}
+
+/** Commit every span, then consolidate `groups` of adjacent roots, as a commit does. */
+function consolidateIn(
+	s: ReturnType<typeof sessionWithBatches>,
+	groups: number[][],
+): { ids: FoldId[]; made: FoldId[] } {
+	const { lattice, byId } = s;
+	const ids = commitBatches(s);
 	const made: FoldId[] = [];
 	for (const g of groups) {
 		const roots = g.map((i) => (i < 0 ? made[-i - 1] : ids[i]));
@@ -219,6 +228,58 @@ describe("consolidation briefs over real lattices", () => {
 		const cov = indexCoverage(withBrief(other, fold.id, swapped), s.context.sources);
 		expect(cov.visible).toBe(0);
 		expect(cov.calls).toBe(4);
+	});
+});
+
+describe("a consolidation takes no more calls than its brief can name", () => {
+	// Directories no range or shared prefix shortens: each call costs its own characters.
+	const hashed = (k: number) => createHash("sha256").update(String(k)).digest("hex").slice(0, 16);
+
+	it("cuts the core's runs from the end until the parent's brief names every call", () => {
+		// 20 consolidations of 6 batches each: the core then joins them in runs of 12 calls a root.
+		const s = sessionWithBatches(120, hashed);
+		const ids = commitBatches(s);
+		for (let g = 0; g < 20; g++) makeParent(s.lattice, ids.slice(6 * g, 6 * g + 6), s.byId);
+		const input = { core, consolidateAfter: 10 };
+		const uncut = consolidationGroups(s.lattice, input);
+		const cut = consolidationGroups(s.lattice, { ...input, entriesById: s.byId });
+		expect(cut).toHaveLength(uncut.length);
+		const briefOver = (roots: readonly FoldId[]) => {
+			const trial = s.lattice.clone();
+			const id = makeParent(trial, roots, s.byId);
+			return { trial, id, brief: trial.get(id)?.brief ?? "" };
+		};
+		// The workload is one the cap must act on: some run of the core's, whole, leaves calls unnamed.
+		expect(uncut.some((run) => leavesCallsUnnamed(briefOver(run).brief))).toBe(true);
+		let cutShort = 0;
+		cut.forEach((run, i) => {
+			// A head of the core's run: it starts where the core chose, so the window is priced from there.
+			expect(run).toEqual(uncut[i].slice(0, run.length));
+			expect(run.length).toBeGreaterThanOrEqual(Math.min(2, uncut[i].length));
+			if (run.length < uncut[i].length) {
+				cutShort++;
+				// The longest such head: one root more and the brief would leave calls unnamed.
+				expect(leavesCallsUnnamed(briefOver(uncut[i].slice(0, run.length + 1)).brief)).toBe(true);
+			}
+			const { trial, id, brief } = briefOver(run);
+			expect(leavesCallsUnnamed(brief)).toBe(false);
+			// Read from outside, the parent names each of its calls.
+			const cov = indexCoverage(trial, s.context.sources);
+			const own = cov.perBrief.find((b) => b.fold === id);
+			expect(own).toMatchObject({ calls: 12 * run.length, visible: 12 * run.length });
+		});
+		expect(cutShort).toBeGreaterThan(0);
+	});
+
+	it("says so when its index cannot name every call, and only then", () => {
+		const s = sessionWithBatches(60, hashed);
+		const ids = commitBatches(s);
+		const few = s.lattice.clone();
+		expect(leavesCallsUnnamed(few.get(makeParent(few, ids.slice(0, 3), s.byId))?.brief ?? "x")).toBe(false);
+		const all = s.lattice.clone();
+		const brief = all.get(makeParent(all, ids, s.byId))?.brief ?? "";
+		expect(leavesCallsUnnamed(brief)).toBe(true);
+		expect(indexCoverage(all, s.context.sources).visible).toBeLessThan(120);
 	});
 });
 

@@ -18,7 +18,7 @@ import {
 	oneLine,
 } from "../values/text-fit.ts";
 import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
-import { principalArgs, principalText } from "./call-args.ts";
+import { principalArgs, principalKey, principalText } from "./call-args.ts";
 import { type IndexChild, indexLinesNaming, toolGroupsText } from "./index-lines.ts";
 import { declareRoot, sharedRoot, underRoot } from "./path-root.ts";
 import { type CallInfo, callsAcross, type EntryLookup, indexChild, readSpan, type SpanContent } from "./span.ts";
@@ -71,12 +71,24 @@ function callLine(c: CallInfo, k: number, n: number): string {
 	const argsWant = codePointLength(c.args);
 	if (!hasText || room < 48) return `${prefix}${clipMiddle(c.args, room)}${label}`;
 	const resultWant = c.result!.chars + 2;
-	// Arguments get at most a third when the result needs the room: the result is what was learnt.
-	const [argsShare, resultShare] = fairShares([Math.min(argsWant, Math.ceil(room / 3)), resultWant], room);
-	const args = clipMiddle(c.args, argsShare + Math.max(0, room - argsShare - resultShare));
+	// Arguments get at most a third when the result needs the room: the result is what was learnt;
+	// but never less than names the principal argument, which comes first (cut the rest from the end).
+	const principal = principalLead(c);
+	const [share, resultShare] = fairShares([Math.min(argsWant, Math.ceil(room / 3)), resultWant], room);
+	const argsShare = Math.min(argsWant, Math.max(share, principal + 1), room - 1);
+	const argsRoom = argsShare + Math.max(0, room - argsShare - resultShare);
+	const args = argsRoom < principal ? clipMiddle(c.args, argsRoom) : clip(c.args, argsRoom);
 	const rest = room - codePointLength(args);
 	const body = headTail(c.result!.text, rest - 2, c.result!.chars);
 	return `${prefix}${args}${label}${body === "" ? "" : `: ${body}`}`;
+}
+
+/** Code points of `key=value` that name a call's principal argument, at the head of its arguments text. */
+function principalLead(c: CallInfo): number {
+	const p = principalArgs(c.input)[0];
+	if (!p) return 0;
+	const key = principalKey(c.input);
+	return p.number === undefined ? codePointLength(`${p.key}=${key}`) : codePointLength(key);
 }
 
 /** The smallest useful call line: number, name, result size. */
@@ -166,8 +178,10 @@ const chapter: Writer = (fold, entriesById, budget) => {
 	const showOpening = opening !== "" && openShare - 10 >= Math.min(6, codePointLength(opening));
 	if (showOpening) lines.push(`Opening: ${clip(opening, openShare - 10)}`);
 	let used = showOpening ? codePointLength(lines[1]) + 1 : 0;
-	// The calls by tool with their principal arguments, in up to a third of what is left.
-	const tools = toolGroupsText(span.calls, Math.ceil((room - used) / 3) - 7);
+	// The calls by tool with their principal arguments: at least a third of what is left, and all
+	// the notes do not need (short notes leave room to name every call).
+	const notesWant = span.notes.reduce((n, t) => n + codePointLength(t) + 3, 7);
+	const tools = toolGroupsText(span.calls, Math.max(Math.ceil((room - used) / 3), room - used - notesWant) - 7);
 	if (tools !== "") {
 		lines.push(`Tools: ${tools}`);
 		used += codePointLength(tools) + 8;
@@ -202,6 +216,14 @@ const consolidation: Writer = (fold, entriesById, budget, opts) => {
 
 /** One call that lists every folded call with its arguments and fold (paged by limit and offset). */
 const LIST_CALLS = `{"action":"search","query":"-> call "}`;
+
+/** The line a consolidation's brief ends with when its index lines cannot name every call. */
+const UNNAMED_LINE = /^\+[\d,]+ calls unnamed; all: /m;
+
+/** Whether a consolidation's brief leaves some of its calls without their principal argument. */
+export function leavesCallsUnnamed(brief: string): boolean {
+	return UNNAMED_LINE.test(brief);
+}
 
 /**
  * A consolidation's children in order: each child fold read whole from its leaves, raw runs by role

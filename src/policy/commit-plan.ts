@@ -110,7 +110,11 @@ function plan(input: CommitInput): CommitPlan {
 	const committed = chosen.map((i) => pending[i].id);
 	must("commit", work.commit(committed));
 	const parents: CommitPlan["parents"] = [];
-	for (const roots of consolidationGroups(work, { ...input, consolidateAfter: input.thresholds.consolidateAfter })) {
+	for (const roots of consolidationGroups(work, {
+		...input,
+		entriesById,
+		consolidateAfter: input.thresholds.consolidateAfter,
+	})) {
 		// A parent the store refused is made on a copy and dropped: its roots stay as they are.
 		const trial = refused.size > 0 ? work.clone() : work;
 		const id = makeParent(trial, roots, entriesById);

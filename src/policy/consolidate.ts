@@ -2,7 +2,7 @@
 // roots of equal height get a parent fold whose brief indexes its children (the core picks the
 // runs). Planned with the commit (commit-plan.ts) and stored with it, before anything shows it.
 import { MARK_PINNED, type PiFoldCore } from "../../bindings/index.ts";
-import { deterministicBrief } from "../briefs/briefs.ts";
+import { deterministicBrief, leavesCallsUnnamed } from "../briefs/briefs.ts";
 import type { EntryLookup } from "../briefs/span.ts";
 import type { FoldLattice, FoldView, Outcome } from "../lattice/index.ts";
 import type { FoldId } from "../vocabulary.ts";
@@ -15,7 +15,12 @@ interface ConsolidateInput {
 	consolidateAfter: number;
 	/** Folds known damaged (store or session bytes): never consolidated into a new parent. */
 	damaged?: { has(id: FoldId): boolean };
+	/** The session's entries: with them, a run is cut short where its brief could not name every call. */
+	entriesById?: EntryLookup;
 }
+
+/** The fewest roots a run is cut to: under that it would be no consolidation at all. */
+const MIN_RUN = 2;
 
 /** The outcome's value, or an error naming the step that refused (a planned step must not be refused). */
 export function must<T extends object>(what: string, o: Outcome<T>): T {
@@ -60,7 +65,24 @@ export function consolidationGroups(work: FoldLattice, input: ConsolidateInput):
 		const v = work.get(id) as FoldView;
 		return { start: v.start, end: v.end, height: work.height(id) ?? 1, pinned: input.damaged?.has(id) ?? false };
 	});
-	return groupsOver(input.core, shapes, input.consolidateAfter).map(([a, b]) => roots.slice(a, b + 1));
+	const runs = groupsOver(input.core, shapes, input.consolidateAfter).map(([a, b]) => roots.slice(a, b + 1));
+	const { entriesById } = input;
+	return entriesById === undefined ? runs : runs.map((run) => namedRun(work, run, entriesById));
+}
+
+/**
+ * The longest head of `run` (at least MIN_RUN roots) whose parent's brief still names every call:
+ * a brief holds 2,000 characters, so a parent over more calls than it can name would leave the
+ * window blind to some. The roots cut off stay roots and join a later run. Cut from the end, so
+ * the run starts where the core chose (consolidationStart prices the window from there).
+ */
+function namedRun(work: FoldLattice, run: readonly FoldId[], entriesById: EntryLookup): FoldId[] {
+	for (let n = run.length; n > MIN_RUN; n--) {
+		const trial = work.clone();
+		const brief = trial.get(makeParent(trial, run.slice(0, n), entriesById))?.brief ?? "";
+		if (!leavesCallsUnnamed(brief)) return run.slice(0, n);
+	}
+	return run.slice(0, Math.min(run.length, MIN_RUN));
 }
 
 /**
