@@ -39,6 +39,7 @@ import {
 	recallQuestion,
 	type ValueReport,
 } from "./recall-agent.ts";
+import { type StagesNamed, stagesNamed } from "./stages-named.ts";
 
 export type ArmName = "pi-fold" | "native" | "none";
 /** Report order: the two policies compared, then the unmanaged floor. */
@@ -154,6 +155,8 @@ export interface ArmRun {
 		problems: string[];
 		/** How much of what the window folds its briefs name, when the recall question is asked. */
 		index?: IndexCoverage;
+		/** Which of the workload's stages that window still names. */
+		stages?: StagesNamed;
 	};
 	extensionErrors: string[];
 }
@@ -274,6 +277,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 		const outcome = workOutcome(h.session.sessionManager.getBranch());
 		const open = ref.fold?.runtime.get()?.view;
 		const index = open ? indexCoverage(open.lattice, open.context.sources) : undefined;
+		const stages = open ? stagesNamed(open.lattice, open.context.sources, cfg.stages) : undefined;
 		// Summary requests in the recall phase get the workload's own answer (its step answers them first).
 		const agent = recallAgent({
 			values: cfg.values,
@@ -308,7 +312,7 @@ export async function runArm(arm: ArmName, cfg: ArmConfig): Promise<ArmRun> {
 			compactions: branch.filter((e) => e.type === "compaction").length,
 			...(long ? { longRuns: { runs: long.runs.length, used: long.used() } } : {}),
 			sessionUsage: sessionUsageOf(branch),
-			fold: status && foldFigures(status, index),
+			fold: status && foldFigures(status, index, stages),
 			extensionErrors: h.extensionErrors.map((e) => `${e.event}: ${e.error}`),
 		};
 	} finally {
@@ -360,7 +364,11 @@ function sessionUsageOf(branch: readonly SessionEntry[]): ArmRun["sessionUsage"]
 }
 
 /** What the pi-fold arm's runtime reports of its run. */
-function foldFigures(status: RuntimeStatus, index: IndexCoverage | undefined): NonNullable<ArmRun["fold"]> {
+function foldFigures(
+	status: RuntimeStatus,
+	index: IndexCoverage | undefined,
+	stages: StagesNamed | undefined,
+): NonNullable<ArmRun["fold"]> {
 	const a = status.rewrites.attributed;
 	return {
 		budget: status.budget?.ok ? status.budget.tokens : null,
@@ -377,6 +385,7 @@ function foldFigures(status: RuntimeStatus, index: IndexCoverage | undefined): N
 		warming: { stopped: status.policy.warmingStopped, kept: status.policy.warmingKept },
 		problems: status.problems,
 		...(index ? { index } : {}),
+		...(stages ? { stages } : {}),
 	};
 }
 

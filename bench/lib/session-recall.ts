@@ -98,6 +98,14 @@ export function recallTargets(
 	return out;
 }
 
+/** The workload's stages the same window names (its "Stage k" notes, in a brief or raw). */
+function stagesLine(run: ArmRun): string {
+	const s = run.fold?.stages;
+	if (!s) return "Stages named in the window: not measured.";
+	const missing = s.missing.length === 0 ? "" : ` (not named: ${s.missing.join(", ")})`;
+	return `Stages named in the window: ${s.named}/${s.stages}${missing}.`;
+}
+
 /** The Markdown section: index coverage and recall with and without search. */
 export function recallText(
 	withSearch: ArmRun,
@@ -114,6 +122,8 @@ export function recallText(
 		"|---|---:|---:|",
 		row("bench workload", index.workload),
 		row("real fixture (replayed)", index.fixture),
+		"",
+		stagesLine(withSearch),
 		"",
 		"Recall by the agent that reads only what a model would (the window, its own calls' answers):",
 		RECALL_CAVEAT,
