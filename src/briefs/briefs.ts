@@ -19,9 +19,10 @@ import {
 } from "../values/text-fit.ts";
 import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
 import { principalArgs, principalKey, principalText } from "./call-args.ts";
-import { type IndexChild, indexLinesNaming, toolGroupsText } from "./index-lines.ts";
+import { type IndexChild, indexLinesNaming } from "./index-lines.ts";
 import { declareRoot, sharedRoot, underRoot } from "./path-root.ts";
 import { type CallInfo, callsAcross, type EntryLookup, indexChild, readSpan, type SpanContent } from "./span.ts";
+import { toolGroupsText } from "./tool-groups.ts";
 
 /** The fixed last line of every brief: how to read the fold back. */
 export function readBackSuffix(id: FoldId): string {
