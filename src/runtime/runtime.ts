@@ -21,26 +21,26 @@ import type { FoldLattice } from "../lattice/index.ts";
 import type { Budget } from "../meter/budget.ts";
 import type { FenceVerdict } from "../meter/fence.ts";
 import { Meter, type Model } from "../meter/meter.ts";
-import { type Occupancy, occupancyOf } from "../meter/occupancy.ts";
+import type { Occupancy } from "../meter/occupancy.ts";
 import { RewriteRecorder } from "../meter/recorder.ts";
 import { HandlerTiming } from "../meter/timing.ts";
 import { type CommitLog, type RuntimeStatus, sessionStatus } from "../operations/status.ts";
 import type { RuntimePort } from "../operations/view.ts";
 import { stagedLattice } from "../policy/staging.ts";
-import { type JournalOp, recordDraft } from "../session/journal.ts";
+import type { JournalOp } from "../session/journal.ts";
 import { type Open, OpenSession, type SessionView } from "../session/open-session.ts";
 import { LeafPrewriter } from "../session/prewrite.ts";
-import { Proposals } from "../session/proposals.ts";
 import { type PeekFollowUp, Staged, type StagedEdit } from "../session/staged.ts";
 import type { FoldStore } from "../store/index.ts";
 import type { FoldId, Outcome, ProblemState, RuntimeSettings } from "../vocabulary.ts";
 import { Boundary } from "./boundary.ts";
-import type { CommitDeps, ProposalEffects } from "./commit.ts";
+import type { CommitDeps } from "./commit.ts";
 import { CommitTiming } from "./commit-timing.ts";
 import { Compaction, type ThresholdAnswer } from "./compaction.ts";
 import { EarlyFold } from "./early-fold.ts";
 import { ProblemLog } from "./problems.ts";
 import { QuietTurns } from "./quiet-turn.ts";
+import { SessionReadBack } from "./read-back.ts";
 import { RequestWatch } from "./requests.ts";
 import { TurnBoundary } from "./turn-boundary.ts";
 
@@ -65,11 +65,7 @@ export class FoldRuntime implements RuntimePort {
 	readonly #quiet: QuietTurns;
 	readonly #turnBoundary: TurnBoundary;
 	readonly #commitTiming: CommitTiming;
-	/** What pi-fold asked Pi to append, with the state it makes: adopted or dropped at the next sync. */
-	readonly #proposals = new Proposals<ProposalEffects>();
-	/** The session as the last event showed it: what an operation's records are read back from. */
-	#sm: SessionView | undefined;
-	#commits: CommitLog[] = [];
+	readonly #readBack: SessionReadBack;
 	/** The last calibrated estimate of the next request (at a turn boundary or a commit). */
 	#occupancy: Occupancy | null = null;
 	#lastTurn = -1;
@@ -83,6 +79,16 @@ export class FoldRuntime implements RuntimePort {
 		this.#commitTiming = new CommitTiming(this.#meter, settings, () => this.#recorder.lastRequestRewrote);
 		const problem = this.problem;
 		this.#session = new OpenSession(core, problem);
+		this.#readBack = new SessionReadBack({
+			session: this.#session,
+			staged: this.#staged,
+			recorder: this.#recorder,
+			problem,
+			opened: (open, sm) => this.#opened(open, sm),
+			landed: (occupancy) => {
+				this.#occupancy = occupancy;
+			},
+		});
 		// What the collaborators share; each takes its part.
 		const parts = {
 			core,
@@ -110,7 +116,7 @@ export class FoldRuntime implements RuntimePort {
 		this.#compaction = new Compaction({
 			...parts,
 			session: this.#session,
-			proposals: this.#proposals,
+			proposals: this.#readBack.proposals,
 			foldBefore: (ctx, occupancy, pressed) => this.#early.foldBefore(ctx, occupancy, pressed),
 		});
 		this.#early = new EarlyFold({ ...parts, occupancy: () => this.#occupancy });
@@ -120,7 +126,7 @@ export class FoldRuntime implements RuntimePort {
 			unmeasured: (lattice, tokens) => this.#session.unmeasured({ lattice, tokens }),
 		});
 		const [boundary, requests, compaction, session] = [this.#boundary, this.#requests, this.#compaction, this.#session];
-		const proposals = this.#proposals;
+		const proposals = this.#readBack.proposals;
 		this.#quiet = new QuietTurns({ ...parts, boundary, requests, compaction, session, proposals, append });
 		this.#turnBoundary = new TurnBoundary({
 			...parts,
@@ -171,7 +177,7 @@ export class FoldRuntime implements RuntimePort {
 	}
 
 	get commits(): readonly CommitLog[] {
-		return this.#commits;
+		return this.#readBack.commits;
 	}
 
 	get occupancy(): Occupancy | null {
@@ -226,7 +232,7 @@ export class FoldRuntime implements RuntimePort {
 			folds: session.folds,
 			damaged: session.damaged,
 			unstorable: session.unstorable,
-			commits: [...this.#commits],
+			commits: [...this.#readBack.commits],
 			rewrites: this.#recorder.counters(),
 			alignmentFailures: this.#requests.alignmentFailures,
 			compaction: this.#compaction.counters,
@@ -264,16 +270,9 @@ export class FoldRuntime implements RuntimePort {
 		return this.view && stagedLattice(this.view.lattice, this.#staged.edits);
 	}
 
-	/**
-	 * An operation's records (a mark, a brief, a pin): proposed with the lattice they make, appended
-	 * with `append` (Pi's appendEntry), and read back, which is when the lattice takes them.
-	 */
+	/** An operation's records, appended and read back (read-back.ts). */
 	record(ops: readonly JournalOp[], next: FoldLattice, append: (op: JournalOp) => void): void {
-		const sm = this.#sm;
-		const { version, syncedLeaf } = this.#session;
-		this.#proposals.propose(syncedLeaf, version, ops.map(recordDraft), { lattice: next }, {});
-		for (const op of ops) append(op);
-		if (sm) this.sync(sm);
+		this.#readBack.record(ops, next, append);
 	}
 
 	stage(edit: StagedEdit): void {
@@ -296,48 +295,17 @@ export class FoldRuntime implements RuntimePort {
 
 	/** (Re)build everything from the session: session_start, session_tree, a rewritten context. */
 	open(sm: SessionView): void {
-		this.#sm = sm;
-		// A proposal of the session before is the past: what reached the session is read from it now.
-		this.#proposals.take();
-		this.#opened(this.#session.open(sm), sm);
+		this.#readBack.open(sm);
 	}
 
-	/**
-	 * Bring the open session in step with Pi's (the one writer of the lattice): new entries
-	 * appended, a proposal Pi appended adopted, one it never appended dropped and said (what it took
-	 * waits for the next boundary), anything else rebuilt.
-	 */
+	/** Bring the open session in step with Pi's (read-back.ts): the one writer of the lattice. */
 	sync(sm: SessionView): Open | undefined {
-		this.#sm = sm;
-		const synced = this.#session.sync(sm, this.#proposals);
-		if (synced.adopted) this.#adopted(synced.adopted.then);
-		if (synced.dropped) {
-			this.problem("boundary", synced.dropped.message, "repaired");
-			const taken = synced.dropped.proposal.then.taken;
-			if (taken) this.#staged.putBack(taken);
-		}
-		if (synced.rebuilt) this.#opened(synced.open, sm);
-		return synced.open;
+		return this.#readBack.sync(sm);
 	}
 
-	/**
-	 * A turn's start or the run's end: what the last boundary proposed is read back (Pi has appended
-	 * it by now). Whether that adopted or dropped anything, so what reads the runtime looks again.
-	 */
+	/** A turn's start or the run's end: the last boundary's batch read back; whether that changed anything. */
 	readBack(sm: SessionView): boolean {
-		const pending = this.#proposals.pending !== undefined;
-		this.sync(sm);
-		return pending && this.#proposals.pending === undefined;
-	}
-
-	/** A proposal is the session's now: a commit's log kept, its rewrite announced, its landing measured. */
-	#adopted(effects: ProposalEffects): void {
-		const c = effects.commit;
-		if (!c) return;
-		const reason = c.log.reason;
-		if (c.announce) this.#recorder.announce(reason === "threshold" || reason === "cost" ? "commit" : reason);
-		this.#occupancy = occupancyOf(c.log.after, c.log.budget);
-		this.#commits.push(c.log);
+		return this.#readBack.readBack(sm);
 	}
 
 	/** After a rebuild: the recorder starts a new baseline, and a window that drifted from the folds is repaired. */
