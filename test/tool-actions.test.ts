@@ -270,6 +270,7 @@ describe("pi_fold_context on standing folds (small budget: commits, consolidatio
 			// From the start, a consolidation's peek opens with its children and their offsets.
 			if (d.start === 0) for (const c of kidsOf(parent)) expect(text).toMatch(new RegExp(`^@\\d+ \\+\\d+ ${c} `, "m"));
 			else expect(text).not.toContain("Contents (");
+			if (d.start === 0) expectStagesOnContentsLines(text, fullText);
 			const last = text.split("\n").at(-1) ?? "";
 			if (d.end < d.total) {
 				expect(text).toContain(`; ${d.total - d.end} bytes after]`);
@@ -389,6 +390,25 @@ function sliceBody(text: string, id: string): string {
 	const start = range.index + range[0].length;
 	const end = text.lastIndexOf(`\n\n[end of peek ${id}, `);
 	return text.slice(start, end);
+}
+
+/**
+ * Each line of a peek's contents names, word for word, the stages whose notes lie in the bytes of
+ * the fold's text view it points at ("Stage k:" opens the note of each stage of the work), so the agent can go to one.
+ */
+function expectStagesOnContentsLines(peek: string, textView: string): void {
+	const view = new TextEncoder().encode(textView);
+	const lines = [...peek.matchAll(/^@(\d+) \+(\d+) (.*)$/gm)];
+	expect(lines.length).toBeGreaterThan(1);
+	let stages = 0;
+	for (const [, offset, bytes, line] of lines) {
+		const part = new TextDecoder().decode(view.subarray(Number(offset), Number(offset) + Number(bytes)));
+		for (const [, k] of part.matchAll(/^Stage (\d+):/gm)) {
+			expect(line, `stage ${k}`).toMatch(new RegExp(`\\bStage ${k}\\b`));
+			stages++;
+		}
+	}
+	expect(stages).toBeGreaterThan(2);
 }
 
 /** A fold's direct child fold ids. */

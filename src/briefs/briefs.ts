@@ -20,6 +20,7 @@ import {
 import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
 import { principalArgs, principalKey, principalText } from "./call-args.ts";
 import { type IndexChild, indexLinesNaming } from "./index-lines.ts";
+import { labelsText, noteLabel } from "./note-labels.ts";
 import { declareRoot, sharedRoot, underRoot } from "./path-root.ts";
 import { type CallInfo, callsAcross, type EntryLookup, indexChild, readSpan, type SpanContent } from "./span.ts";
 import { toolGroupsText } from "./tool-groups.ts";
@@ -118,13 +119,17 @@ function callLines(calls: readonly CallInfo[], budget: number): string[] {
 function noteLines(notes: readonly string[], budget: number, bullet = "- "): string[] {
 	if (notes.length === 0 || budget <= 0) return [];
 	const minNote = bullet.length + 24;
-	let shown = notes.length;
-	while (shown > 0 && shown * (minNote + 1) + (shown < notes.length ? 40 : 0) > budget) shown--;
-	if (shown === 0) return [];
-	// Keep the first and the last notes (how the work started and where it ended).
+	// Keep the first and the last notes (how the work started and where it ended). The marker of
+	// those left out says all their labels when fewer notes make room for them (a label names a
+	// step in a few characters, a note needs more); else as many as fit beside the first and last.
+	const labels = notes.map(noteLabel);
+	const notesFit = (shown: number) => shown * (minNote + 1);
+	let shown = Math.min(notes.length, Math.floor(budget / (minNote + 1)));
+	while (shown > 0 && notesFit(shown) + codePointLength(omittedNotes(labels, shown, budget)) + 1 > budget) shown--;
+	if (shown === 0) shown = Math.min(2, notes.length, Math.floor((budget - 40) / (minNote + 1)));
+	if (shown <= 0) return [];
 	const { picked, firstCount } = keepEnds(notes, shown);
-	const skipped = notes.length - shown;
-	const marker = skipped > 0 ? `[… ${skipped} notes omitted …]` : "";
+	const marker = omittedNotes(labels, shown, budget - notesFit(shown) - 1);
 	const room = budget - (marker ? codePointLength(marker) + 1 : 0) - picked.length * (bullet.length + 1);
 	const shares = fairShares(
 		picked.map((t) => Math.min(codePointLength(t), 4 * budget)),
@@ -133,6 +138,20 @@ function noteLines(notes: readonly string[], budget: number, bullet = "- "): str
 	const lines = picked.map((t, i) => `${bullet}${clip(t, shares[i])}`);
 	if (marker) lines.splice(firstCount, 0, marker);
 	return lines;
+}
+
+/**
+ * `[… 5 notes omitted: Stage 3, Stage 4]` for the notes keepEnds leaves out of `shown` (given by
+ * their labels), in at most `n` code points once the frame fits ("" when none is left out).
+ */
+function omittedNotes(labels: readonly (string | undefined)[], shown: number, n: number): string {
+	const skipped = labels.length - shown;
+	if (skipped <= 0) return "";
+	const first = Math.ceil(shown / 2);
+	const frame = `[… ${skipped} notes omitted …]`;
+	const said = [...new Set(labels.slice(first, first + skipped).filter((l) => l !== undefined))];
+	const text = labelsText(said, n - codePointLength(frame) - 2);
+	return text === "" ? frame : `[… ${skipped} notes omitted: ${text}]`;
 }
 
 /** `user 1 (340 chars), assistant 2 (1,200 chars)` for raw leaves of a consolidation. */

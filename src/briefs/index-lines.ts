@@ -8,6 +8,7 @@
 import type { FoldId, FoldKind } from "../fold-types.ts";
 import { clip, codePointLength, count, fairShares, headOf, keepEnds, oneLine } from "../values/text-fit.ts";
 import { principalArgs, principalText } from "./call-args.ts";
+import { labelsOf, saysLabel } from "./note-labels.ts";
 import { asItIs, GroupsState, growAll, type IndexCall, type Naming, toolName } from "./tool-groups.ts";
 
 interface IndexSpan {
@@ -105,16 +106,22 @@ class ChildLine {
 	readonly naming: Naming;
 	notes = 0;
 	perCall: string | undefined;
+	/** The labels of the child's notes ("Stage 7"): every line says each one its notes do not. */
+	readonly labels: readonly string[];
 
 	constructor(child: IndexChild, naming: Naming) {
 		this.child = child;
 		this.head = `- ${headOfChild(child)}`;
 		this.naming = naming;
 		this.tools = new GroupsState(child.span.calls, naming);
+		this.labels = labelsOf(child.span.notes);
 	}
 
 	#notes(): string {
-		return this.notes > 0 ? notesText(this.child, this.notes) : "";
+		const notes = this.notes > 0 ? notesText(this.child, this.notes) : "";
+		const unsaid = this.labels.filter((l) => !saysLabel(notes, l)).join(", ");
+		if (unsaid === "") return notes;
+		return notes === "" ? unsaid : `${notes}, also ${unsaid}`;
 	}
 
 	text(): string {

@@ -1,7 +1,8 @@
 // What a peek shows before its first slice: the fold's contents with byte offsets into its text
-// view, so the next call can go straight to the right place. A consolidation lists its children
-// (each with its index line from the consolidation's brief); any other fold lists its entries
-// (role, tool, principal argument, the first words of a note) and the nested folds it holds.
+// view, so the next call can go straight to the right place. A consolidation lists its children;
+// any other fold lists its entries (role, tool, principal argument, the first words of a note) and
+// the nested folds it holds. A child fold's line says what it holds as an index line does, sized
+// to the line (so the labels of its notes, "Stage 7", survive where a clipped brief line lost them).
 
 import { principalArgs, principalText } from "../briefs/call-args.ts";
 import type { FoldView } from "../lattice/index.ts";
@@ -51,25 +52,31 @@ function entryLabel(canonical: string): string {
 	return `entry ${id} ${role}${typeof text === "string" ? ` "${clip(text, 48)}"` : ""}`;
 }
 
+/** What a child fold holds, in the words of an index line, within `n` code points ("" when nothing fits). */
+export type ChildSummary = (id: FoldView["id"], n: number) => string;
+
+/** `@123456 +12345 ` before each line's text, at most. */
+const OFFSETS_CHARS = 16;
+
 /**
  * The contents of `fold`'s text view (`view`, as peek builds it) with offsets: its direct children
- * in order, a child fold as one line (its index line from `fold`'s brief when it has one), a raw
- * entry as one line. `leaves` are the canonical texts of the fold's entries, in order.
+ * in order, a child fold as one line (`summary` of it), a raw entry as one line. `leaves` are the
+ * canonical texts of the fold's entries, in order.
  */
 export function peekContents(
 	fold: FoldView,
 	view: SourceView,
 	leaves: readonly string[],
 	lattice: ReadonlyLattice,
+	summary: ChildSummary,
 ): ContentsLine[] {
 	const end = (k: number) =>
 		k + 1 < view.offsets.length ? view.offsets[k + 1] - 2 : view.offsets[k] + byteLength(view.partTexts[k]);
-	const briefLine = new Map(
-		fold.brief.split("\n").flatMap((l) => {
-			const m = /^- (f[0-9a-f]{10}) (.*)$/.exec(l);
-			return m ? [[m[1], m[2]] as const] : [];
-		}),
-	);
+	const childText = (child: FoldView) => {
+		const head = `${child.id} ${child.kind}, ${count(child.end - child.start)} entries`;
+		const said = summary(child.id, LINE_CHARS - OFFSETS_CHARS - head.length - 2);
+		return said === "" ? head : `${head}: ${said}`;
+	};
 	// The direct child fold holding a lattice position, if any.
 	const kids = fold.children.flatMap((c) => {
 		const sub = c.type === "fold" ? lattice.get(c.id) : undefined;
@@ -96,12 +103,7 @@ export function peekContents(
 		}
 		let last = k;
 		while (last + 1 < view.parts.length && owner(last + 1)?.id === child.id) last++;
-		const line = briefLine.get(child.id);
-		out.push({
-			offset: view.offsets[k],
-			bytes: end(last) - view.offsets[k],
-			text: line ? `${child.id} ${line}` : `${child.id} ${child.kind}, ${child.end - child.start} entries`,
-		});
+		out.push({ offset: view.offsets[k], bytes: end(last) - view.offsets[k], text: childText(child) });
 		k = last + 1;
 	}
 	return out;

@@ -88,7 +88,11 @@ export function peekFold(port: RuntimePort, id: unknown, opts: PeekOptions): Out
 		sourceBytes: read.source.bytes,
 		leaves: read.source.leaves.length,
 		tokens: port.core.estimateTokens(text),
-		...(offset === 0 ? { contents: peekContents(f.fold, view, leafTexts, lattice) } : {}),
+		...(offset === 0
+			? {
+					contents: peekContents(f.fold, view, leafTexts, lattice, (c, n) => indexLinesOf(port, lattice, [c], n)[0]),
+				}
+			: {}),
 	};
 }
 
