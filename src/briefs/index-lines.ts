@@ -3,6 +3,8 @@
 // each call's name, principal argument and the first words of its result; for a chapter, its
 // opening and last note; for a nested consolidation, its whole range: tools with counts, the
 // distinct principal arguments factored (`core/{a,b}.js`, `stage={1..11}`), first and last notes.
+// Every line also says the labels of its child's other notes ("also Stage 3, Stage 4"), word for
+// word, so each step of the work stays named however deep it is folded.
 // Lines share the brief's budget fairly (max-min), so every child gets a useful line; the same
 // children give the same bytes.
 import type { FoldId, FoldKind } from "../fold-types.ts";
@@ -150,11 +152,11 @@ export function childSummary(child: IndexChild, n: number): string {
 
 /**
  * Index lines for children (and raw runs, already one line each) within `n` code points, built
- * up in rounds so every child gets a useful line: each child's id, kind and tools by name (children
- * that cannot get a useful line are left out from the middle, counted); then each child's most used
- * principal argument; then short first/last notes; then more principal arguments,
- * those naming the most calls per character first, across all children; then what room is left
- * goes to longer notes and, for small tool batches, each call's first words of result.
+ * up in rounds so every child gets a useful line: each child's id, kind, tools by name and note
+ * labels (children that cannot get a useful line are left out from the middle, counted); then
+ * each child's most used principal argument; then short first/last notes; then more principal
+ * arguments, those naming the most calls per character first, across all children; then what
+ * room is left goes to longer notes and, for small tool batches, each call's first words of result.
  */
 export function indexLines(items: readonly (IndexChild | string)[], n: number, naming: Naming = asItIs): string[] {
 	return indexLinesNaming(items, n, naming).lines;
