@@ -20,7 +20,7 @@ import {
 import { BRIEF_MAX_CHARS, errorMessage, FOLD_TOOL_NAME } from "../vocabulary.ts";
 import { principalArgs, principalKey, principalText } from "./call-args.ts";
 import { type IndexChild, indexLinesNaming } from "./index-lines.ts";
-import { labelsText, noteLabel } from "./note-labels.ts";
+import { distinctLabels, labelsText, noteLabel } from "./note-labels.ts";
 import { declareRoot, sharedRoot, underRoot } from "./path-root.ts";
 import { type CallInfo, callsAcross, type EntryLookup, indexChild, readSpan, type SpanContent } from "./span.ts";
 import { toolGroupsText } from "./tool-groups.ts";
@@ -149,8 +149,7 @@ function omittedNotes(labels: readonly (string | undefined)[], shown: number, n:
 	if (skipped <= 0) return "";
 	const first = Math.ceil(shown / 2);
 	const frame = `[… ${skipped} notes omitted …]`;
-	const said = [...new Set(labels.slice(first, first + skipped).filter((l) => l !== undefined))];
-	const text = labelsText(said, n - codePointLength(frame) - 2);
+	const text = labelsText(distinctLabels(labels.slice(first, first + skipped)), n - codePointLength(frame) - 2);
 	return text === "" ? frame : `[… ${skipped} notes omitted: ${text}]`;
 }
 

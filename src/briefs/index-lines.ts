@@ -110,6 +110,8 @@ class ChildLine {
 	perCall: string | undefined;
 	/** The labels of the child's notes ("Stage 7"): every line says each one its notes do not. */
 	readonly labels: readonly string[];
+	/** The notes part for the room it was last given: lengths are asked for at every step of a round. */
+	#notesFor: { room: number; text: string } | undefined;
 
 	constructor(child: IndexChild, naming: Naming) {
 		this.child = child;
@@ -120,10 +122,13 @@ class ChildLine {
 	}
 
 	#notes(): string {
-		const notes = this.notes > 0 ? notesText(this.child, this.notes) : "";
-		const unsaid = this.labels.filter((l) => !saysLabel(notes, l)).join(", ");
-		if (unsaid === "") return notes;
-		return notes === "" ? unsaid : `${notes}, also ${unsaid}`;
+		if (this.#notesFor?.room !== this.notes) {
+			const notes = this.notes > 0 ? notesText(this.child, this.notes) : "";
+			const unsaid = this.labels.filter((l) => !saysLabel(notes, l)).join(", ");
+			const text = unsaid === "" ? notes : notes === "" ? unsaid : `${notes}, also ${unsaid}`;
+			this.#notesFor = { room: this.notes, text };
+		}
+		return this.#notesFor.text;
 	}
 
 	text(): string {

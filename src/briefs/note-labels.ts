@@ -25,12 +25,12 @@ export function noteLabel(note: string): string | undefined {
 
 /** The distinct labels of `notes`, in order. */
 export function labelsOf(notes: readonly string[]): string[] {
-	const out: string[] = [];
-	for (const n of notes) {
-		const label = noteLabel(n);
-		if (label !== undefined && !out.includes(label)) out.push(label);
-	}
-	return out;
+	return distinctLabels(notes.map(noteLabel));
+}
+
+/** The distinct labels among `labels` (a note's, or undefined for a note without one), in order. */
+export function distinctLabels(labels: readonly (string | undefined)[]): string[] {
+	return [...new Set(labels.filter((l): l is string => l !== undefined))];
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

@@ -14,7 +14,7 @@ import { entryText } from "../session/entry-text.ts";
 import { type FoldSource, readFoldSource, type Slice, sliceUtf8, sourceView } from "../session/fold-source.ts";
 import { type FoldId, isFoldId, type Outcome, PEEK_DEFAULT_BYTES, PEEK_MAX_BYTES } from "../vocabulary.ts";
 import { openOf, overviewOf } from "./overview.ts";
-import { type ContentsLine, peekContents } from "./peek-contents.ts";
+import { type ChildSummary, type ContentsLine, peekContents } from "./peek-contents.ts";
 import type { ReadonlyLattice, RuntimePort } from "./view.ts";
 
 export type { SearchAnswer, SearchHit, SearchRequest } from "../search/search.ts";
@@ -89,9 +89,7 @@ export function peekFold(port: RuntimePort, id: unknown, opts: PeekOptions): Out
 		leaves: read.source.leaves.length,
 		tokens: port.core.estimateTokens(text),
 		...(offset === 0
-			? {
-					contents: peekContents(f.fold, view, leafTexts, lattice, (c, n) => indexLinesOf(port, lattice, [c], n)[0]),
-				}
+			? { contents: peekContents(f.fold, view, leafTexts, lattice, childSummaries(port, lattice)) }
 			: {}),
 	};
 }
@@ -117,9 +115,14 @@ export function searchAll(
 
 /** What each fold holds, in the words of an index line (tools, principal arguments, notes), within `n` characters. */
 export function indexLinesOf(port: RuntimePort, lattice: ReadonlyLattice, ids: readonly FoldId[], n: number): string[] {
-	const sources = port.view?.context.sources ?? [];
-	const byId = new Map(sources.map((s) => [s.id, s]));
-	return ids.map((id) => childSummary(indexChild(id, lattice.get(id), lattice.leavesOf(id) ?? [], byId), n));
+	const summary = childSummaries(port, lattice);
+	return ids.map((id) => summary(id, n));
+}
+
+/** A fold's index-line words within `n` characters, for any fold of `lattice` (the session's entries looked up once). */
+function childSummaries(port: RuntimePort, lattice: ReadonlyLattice): ChildSummary {
+	const byId = new Map((port.view?.context.sources ?? []).map((s) => [s.id, s]));
+	return (id, n) => childSummary(indexChild(id, lattice.get(id), lattice.leavesOf(id) ?? [], byId), n);
 }
 
 /** Calibrated tokens each context position shows in the window `lattice` makes (0 inside a collapsed fold). */
